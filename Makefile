@@ -1,0 +1,53 @@
+# Chronicle: `make run` serves the demo chronicle; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+MANAGE := $(PY) manage.py
+CELERY := $(VENV)/bin/celery
+
+.PHONY: run test lint typecheck fmt clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade --quiet pip
+
+$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+var:
+	mkdir -p var/broker/queue var/broker/processed
+
+# The embedded defaults: SQLite under var/ and kombu's filesystem broker, so no server is
+# needed. Ctrl-C stops the web server and the worker together.
+run: export DEBUG := $(or $(DEBUG),1)
+run: $(VENV)/.installed-run | var
+	$(MANAGE) migrate --noinput
+	$(MANAGE) seed_demo
+	@echo "Chronicle on http://127.0.0.1:8000/  (API docs: /api/docs/, health: /health)"
+	@trap 'kill 0' INT TERM EXIT; \
+	$(CELERY) -A chronicle worker --beat --pool=solo --without-mingle --without-gossip \
+		--loglevel=INFO --schedule=var/celerybeat-schedule & \
+	$(MANAGE) runserver 127.0.0.1:8000
+
+# DATABASE_URL / CELERY_BROKER_URL are used when set (CI: PostgreSQL and Redis).
+test: $(VENV)/.installed-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.installed-test
+	$(VENV)/bin/mypy chronicle characters havens downtimes
+
+fmt: $(VENV)/.installed-test
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf var $(VENV)

@@ -1,0 +1,297 @@
+"""Settings, read from the environment (see `.env.example` for every variable).
+
+Bad values stop start-up with a message naming the variable: a typo in production must not
+quietly fall back to a development default.
+"""
+
+from __future__ import annotations
+
+import os
+import zoneinfo
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("CHRONICLE_VAR_DIR") or BASE_DIR / "var")
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f"{name} must be one of 1/0, true/false, yes/no, on/off; got {raw!r}."
+    )
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a whole number; got {raw!r}.") from None
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+DEBUG = env_bool("DEBUG", False)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set it in the environment (see .env.example), "
+            "or set DEBUG=1 for local development."
+        )
+    SECRET_KEY = "django-insecure-development-only-key-never-use-in-production"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+TIME_ZONE = os.environ.get("TIME_ZONE") or "UTC"
+if TIME_ZONE not in zoneinfo.available_timezones():
+    raise ImproperlyConfigured(f"TIME_ZONE {TIME_ZONE!r} is not an IANA time zone name.")
+USE_TZ = True
+USE_I18N = True
+LANGUAGE_CODE = "en-us"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_htmx",
+    "template_partials",
+    "axes",
+    "chronicle",
+    "characters",
+    "havens",
+    "downtimes",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a lockout raised by authenticate() into a response.
+    "axes.middleware.AxesMiddleware",
+]
+
+ROOT_URLCONF = "chronicle.urls"
+WSGI_APPLICATION = "chronicle.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "chronicle.context_processors.chronicles",
+            ],
+        },
+    }
+]
+
+_default_db = f"sqlite:///{VAR_DIR / 'chronicle.sqlite3'}"
+try:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            os.environ.get("DATABASE_URL") or _default_db,
+            conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+            conn_health_checks=True,
+        )
+    }
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL is not a database URL we understand: {exc}") from exc
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite cannot share one long-lived connection between threads well, and the worker and the
+    # web server write the same file: wait for the lock instead of failing at once.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+# Login throttling: Django itself does not throttle logins.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_HOURS", 1)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0) or None
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or VAR_DIR / "staticfiles")
+STATICFILES_DIRS = [BASE_DIR / "chronicle" / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+
+# E-mail: console in development; set EMAIL_BACKEND and EMAIL_HOST (etc.) in production.
+EMAIL_BACKEND = os.environ.get(
+    "EMAIL_BACKEND",
+    "django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "chronicle@localhost")
+
+# Security headers everywhere; cookies, HTTPS redirect and HSTS once we are in production.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+SESSION_COOKIE_HTTPONLY = True
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    # /health is probed over plain HTTP from inside the deployment (docker healthcheck).
+    SECURE_REDIRECT_EXEMPT = [r"^health$"]
+
+REST_FRAMEWORK = {
+    # Token first, so an unauthenticated call gets 401 with a WWW-Authenticate header.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "chronicle.api_errors.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 100,
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+# The schema describes the API's shape, never data; it is public on a development server (so
+# `make run` shows it) and behind a login elsewhere unless API_SCHEMA_PUBLIC says otherwise.
+_SCHEMA_PUBLIC = env_bool("API_SCHEMA_PUBLIC", DEBUG)
+SPECTACULAR_SETTINGS: dict[str, Any] = {
+    "TITLE": "Chronicle API",
+    "DESCRIPTION": "Chronicles, games, attendance and downtime cycles. "
+    'Errors always have the shape {"error": {"code", "message", "fields"}}.',
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": [
+        "rest_framework.permissions.AllowAny"
+        if _SCHEMA_PUBLIC
+        else "rest_framework.permissions.IsAuthenticated"
+    ],
+    "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI served from our own static files: no CDN at run time.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# Celery. The embedded default is kombu's filesystem transport under var/, so `make run` needs
+# no broker server; production and CI use Redis (CELERY_BROKER_URL=redis://...).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+_BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
+    # Well above the longest step, so a slow step is not redelivered to a second worker.
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 6 * 60 * 60),
+}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's filesystem transport does not create its folders; a fresh clone has none.
+    for _folder in ("queue", "processed"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        {
+            "data_folder_in": str(_BROKER_DIR / "queue"),
+            "data_folder_out": str(_BROKER_DIR / "queue"),
+            "processed_folder": str(_BROKER_DIR / "processed"),
+            "store_processed": False,
+        }
+    )
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+# A task that was running when its worker died goes back to the queue, and a worker takes one
+# message at a time: measured here, without these a job is lost when a worker is killed.
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = False
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+# Celery's Django fixup closes the task's database connection after this many tasks instead of
+# after every task, so a busy worker does not open a new PostgreSQL session per task.
+CELERY_DB_REUSE_MAX = env_int("CELERY_DB_REUSE_MAX", 100)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "loggers": {"axes": {"level": "WARNING"}},
+}
