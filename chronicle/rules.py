@@ -1,0 +1,300 @@
+"""Chronicle-wide house rules: deadlines, votes of the governing bodies, test ratios, and the
+per-chronicle settings that settle every INTERPRETATION of SPEC.md.
+
+Pure Python: standard library only, no clock (callers pass dates in).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+TUESDAY = 1  # date.weekday(): Monday is 0
+
+
+def _require_int(name: str, value: object) -> int:
+    # bool is an int subclass; True as a vote count is a caller's mistake, not a 1.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number, got {value!r}.")
+    return value
+
+
+def downtime_deadline(
+    game_date: dt.date, *, weekday: int = TUESDAY, weeks_after: int = 2
+) -> dt.date:
+    """DT-01: the second Tuesday strictly after the game; the deadline is 23:59 that day in the
+    chronicle's time zone.
+
+    INTERPRETATION (setting): Tuesdays are counted strictly after the game date, so a game on a
+    Tuesday has its deadline two weeks later, not one.
+    """
+    if isinstance(game_date, dt.datetime) or not isinstance(game_date, dt.date):
+        raise ValueError(f"game_date must be a date (without a time), got {game_date!r}.")
+    if not 0 <= _require_int("weekday", weekday) <= 6:
+        raise ValueError("weekday must be 0 (Monday) to 6 (Sunday).")
+    if _require_int("weeks_after", weeks_after) < 1:
+        raise ValueError("weeks_after must be at least 1.")
+    days_to_first = (weekday - game_date.weekday()) % 7 or 7
+    return game_date + dt.timedelta(days=days_to_first + 7 * (weeks_after - 1))
+
+
+def deadline_moment(
+    deadline_day: dt.date, tz: dt.tzinfo, *, at: dt.time = dt.time(23, 59)
+) -> dt.datetime:
+    """DT-01: the aware moment a downtime stops being accepted (`submitted_at < deadline`)."""
+    return dt.datetime.combine(deadline_day, at, tzinfo=tz)
+
+
+def supermajority_passes(yes: int, eligible: int) -> bool:
+    """GEN-03 / GEN-04: a decision passes with yes votes from at least two thirds of everyone
+    eligible (all current STs, or all current players), whether they voted or not."""
+    yes = _require_int("yes", yes)
+    eligible = _require_int("eligible", eligible)
+    if eligible < 1:
+        raise ValueError("At least one person must be eligible to vote.")
+    if not 0 <= yes <= eligible:
+        raise ValueError(f"yes votes must be between 0 and {eligible} (the eligible voters).")
+    return 3 * yes >= 2 * eligible
+
+
+RATIO_CLASSES = ("automatic", "wins_ties_retest", "wins_ties", "even")
+
+
+def ratio_class(high: int, low: int, *, zero_low_is_automatic: bool = True) -> str:
+    """TST-01: the class of a test between a high bid and a low bid.
+
+    - `automatic`: high >= 4 x low, the high side wins without a test;
+    - `wins_ties_retest`: 2 x low <= high < 4 x low, high wins ties and retests a first loss;
+    - `wins_ties`: low < high < 2 x low, high wins ties;
+    - `even`: equal bids, play until someone wins.
+
+    INTERPRETATION (setting): a positive bid against 0 counts as automatic.
+    """
+    high = _require_int("high", high)
+    low = _require_int("low", low)
+    if low < 0:
+        raise ValueError("Bids cannot be negative.")
+    if high < low:
+        raise ValueError(f"high ({high}) must be at least low ({low}); swap the bids.")
+    if high == low:
+        return "even"
+    if low == 0:
+        return "automatic" if zero_low_is_automatic else "wins_ties_retest"
+    if high >= 4 * low:
+        return "automatic"
+    if high >= 2 * low:
+        return "wins_ties_retest"
+    return "wins_ties"
+
+
+# --- Per-chronicle house-rule settings --------------------------------------------------------
+
+
+def _setting(default: Any, rule: str, label: str, choices: tuple[str, ...] = ()) -> Any:
+    return dataclasses.field(
+        default=default, metadata={"rule": rule, "label": label, "choices": choices}
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class HouseRules:
+    """Every INTERPRETATION and placeholder number of SPEC.md, with SPEC's default.
+
+    A chronicle stores only the values its STs changed; `house_rules_from` merges them over
+    these defaults and refuses unknown names and values of the wrong kind.
+    """
+
+    # General
+    month_is_game_cycle: bool = _setting(True, "GEN", "A rules 'month' is one game cycle")
+    cheating_second_offense_fraction: Decimal = _setting(
+        Decimal("0.5"), "GEN-02", "Share of lifetime earned XP removed at a 2nd cheating offense"
+    )
+    zero_low_bid_is_automatic: bool = _setting(
+        True, "TST-01", "A positive bid against a bid of 0 wins automatically"
+    )
+    # Clans and creation
+    ventrue_herd_mode: str = _setting(
+        "double_cost",
+        "CLN-03",
+        "What 'Herd costs twice as much' means for Ventrue",
+        ("double_cost", "half_yield"),
+    )
+    free_basic_discipline_levels: int = _setting(
+        3, "CRE-01", "Free basic in-clan discipline levels for a new kindred"
+    )
+    clan_disadvantages_replace_minimum: bool = _setting(
+        True, "CRE-02", "Malkavian/Nosferatu disadvantage rules replace the general minimum"
+    )
+    ghoul_disciplines_out_of_clan: bool = _setting(
+        True, "CRE-03", "Ghouls pay out-of-clan prices for their disciplines"
+    )
+    starting_generation: int = _setting(13, "CRE-05", "Generation every character starts at")
+    generation_step_cost: int = _setting(
+        2, "CRE-05/XP-03", "Cost per generation step (not Caitiff)"
+    )
+    caitiff_generation_step_cost: int = _setting(3, "CRE-05", "Cost per generation step, Caitiff")
+    lowest_creation_generation: int = _setting(
+        8, "CRE-05", "Lowest generation a non-Caitiff may buy at creation"
+    )
+    trait_cost: int = _setting(1, "CRE-06", "Cost of one trait")
+    ability_cost: int = _setting(1, "CRE-06", "Cost of one ability")
+    willpower_cost: int = _setting(3, "CRE-06", "Cost of one willpower")
+    extra_control_cost: int = _setting(
+        0, "CRE-06", "Cost of one extra control trait (0 = not for sale yet)"
+    )
+    generation_table_base: int = _setting(
+        10, "CRE-07", "Trait, willpower and blood maximum at 13th generation (+1 per step down)"
+    )
+    gangrel_only_choose_form_at_creation: bool = _setting(
+        True, "CRE-08", "Only Gangrel choose Wolf or Bat at creation; others at first 2a"
+    )
+    background_blocks_freebies: bool = _setting(
+        False, "CRE-09", "An unapproved background also blocks creation freebies"
+    )
+    # Disciplines and control
+    discipline_cost_basic: int = _setting(3, "DIS-03", "Base cost of a 1a or 1b level")
+    discipline_cost_intermediate: int = _setting(6, "DIS-03", "Base cost of a 2a or 2b level")
+    discipline_cost_advanced: int = _setting(9, "DIS-03", "Base cost of a 3a level")
+    caitiff_surcharge_at_creation: bool = _setting(
+        True, "DIS-06", "The Caitiff +1 per out-of-clan level applies at creation too"
+    )
+    caitiff_chosen_count_in_clan_for_teaching: bool = _setting(
+        True, "DIS-07", "A Caitiff's three chosen disciplines count as in-clan for teaching"
+    )
+    discipline_levels_per_cycle: int = _setting(
+        1, "DIS-08", "Discipline levels a character may buy per cycle in play"
+    )
+    control_adjust_before_cap: bool = _setting(
+        True, "CTL-01", "Clan and Animalism adjustments apply before the control cap"
+    )
+    # Blood and bonds
+    kine_blood_months: int = _setting(3, "BLD-03", "Months before stored kine blood is unusable")
+    mixed_kindred_blood_expires: bool = _setting(
+        False, "BLD-03", "Mixed kindred blood expires like kine blood"
+    )
+    herd_yield: int = _setting(3, "BLD-04", "Blood per point of Herd")
+    hunting_excess_becomes_stored: bool = _setting(
+        True, "BLD-04", "Herd blood beyond the pool becomes stored blood"
+    )
+    regnant_drink_refreshes_bond: bool = _setting(
+        True, "BND-02", "Drinking the regnant's own blood refreshes a pure bond's timer"
+    )
+    pure_bond_months: int = _setting(12, "BND-03", "Months a pure bond lasts after the last drink")
+    bond_months_after_death: int = _setting(
+        1, "BND-03/06", "Months a bond lasts after the regnant's or donor's death"
+    )
+    shared_bond_months: int = _setting(
+        6, "BND-06", "Months a shared bond (and partial counts) last after the last drink"
+    )
+    shared_bond_drinks: int = _setting(6, "BND-04", "Drinks of one donor that make a shared bond")
+    # Influence
+    influence_lapses_each_cycle: bool = _setting(
+        True, "INF-03", "Unspent influence lapses at the end of each cycle"
+    )
+    influence_money_value: int = _setting(
+        0, "INF-05", "Money value of one influence point when cashed in (0 = ST decides)"
+    )
+    # Havens
+    theft_control_games: int = _setting(
+        2, "HAV-07", "Consecutive games of control before a thief owns a haven"
+    )
+    forsake_after_absent_games: int = _setting(
+        6, "HAV-06", "Games absent in a row before a haven is forsaken"
+    )
+    crypt_in_mobile_haven_is_mobile: bool = _setting(
+        True, "HAV-23", "A crypt inside a mobile outer haven counts as mobile"
+    )
+    mobile_havens_hiding_doubled: bool = _setting(
+        False, "HAV-25", "Mobile havens get doubled hiding points"
+    )
+    attack_needs_earlier_find: bool = _setting(
+        True, "HAV-25c", "An influence attack needs the haven found before this downtime"
+    )
+    potence_3a_breach_after_tests: int = _setting(
+        2, "HAV-26", "Failed tests after which a Potence 3a attacker breaches automatically"
+    )
+    no_potence_attacker_adds: int = _setting(
+        4, "HAV-26", "What an attacker without Potence adds to the bid", ("4", "0")
+    )
+    # Downtimes and XP
+    deadline_weeks_after_game: int = _setting(
+        2, "DT-01", "The downtime deadline is this many Tuesdays after the game"
+    )
+    no_downtime_xp: Decimal = _setting(Decimal("2.5"), "DT-03", "XP for a cycle with no downtime")
+    submitted_downtime_xp: Decimal = _setting(
+        Decimal("2.5"), "DT-03", "Base XP for a submitted downtime"
+    )
+    game_report_xp: Decimal = _setting(Decimal("3"), "DT-05", "XP per picked game report")
+    game_report_picks: int = _setting(4, "DT-05", "Game reports the STs may pick per cycle")
+    vote_award_xp: Decimal = _setting(Decimal("3"), "DT-07", "XP per vote award")
+    toreador_vote_weight: int = _setting(2, "DT-06", "Weight of a Toreador's in-character vote")
+    retirement_spent_fraction: Decimal = _setting(
+        Decimal("0.5"), "XP-06", "Share of spent XP returned on death or retirement"
+    )
+    item_lifetime_months: int = _setting(6, "ITM-02", "Months an item lasts before expiring")
+    item_repair_fraction: Decimal = _setting(
+        Decimal("0.5"), "ITM-02", "Repair cost as a share of the item's cost (rounded up, min 1)"
+    )
+    torpor_hold_cycles: int = _setting(1, "TOR-01", "Cycles a torpor hold may last")
+
+
+HOUSE_RULE_FIELDS: dict[str, dataclasses.Field[Any]] = {
+    f.name: f for f in dataclasses.fields(HouseRules)
+}
+
+
+def _coerce(name: str, field: dataclasses.Field[Any], raw: object) -> Any:
+    kind = type(field.default)
+    choices = field.metadata["choices"]
+    if kind is bool:
+        if not isinstance(raw, bool):
+            raise ValueError(f"{name}: expected true or false, got {raw!r}.")
+        return raw
+    if kind is int:
+        if isinstance(raw, bool):
+            raise ValueError(f"{name}: expected a whole number, got {raw!r}.")
+        try:
+            value: Any = int(str(raw))
+        except ValueError:
+            raise ValueError(f"{name}: expected a whole number, got {raw!r}.") from None
+        if value < 0:
+            raise ValueError(f"{name}: cannot be negative.")
+    elif kind is Decimal:
+        if isinstance(raw, bool):
+            raise ValueError(f"{name}: expected a number, got {raw!r}.")
+        try:
+            value = Decimal(str(raw))
+        except InvalidOperation:
+            raise ValueError(f"{name}: expected a number, got {raw!r}.") from None
+        if not value.is_finite() or value < 0:
+            raise ValueError(f"{name}: expected a number of zero or more, got {raw!r}.")
+    else:
+        value = str(raw)
+    if choices and str(value) not in choices:
+        raise ValueError(f"{name}: must be one of {', '.join(choices)}; got {raw!r}.")
+    return value
+
+
+def house_rules_from(overrides: Mapping[str, object] | None) -> HouseRules:
+    """Merge a chronicle's stored overrides over the defaults, refusing unknown names and values
+    of the wrong kind (with a message naming the setting)."""
+    overrides = dict(overrides or {})
+    unknown = sorted(set(overrides) - set(HOUSE_RULE_FIELDS))
+    if unknown:
+        raise ValueError(f"Unknown house-rule setting(s): {', '.join(unknown)}.")
+    values = {name: _coerce(name, HOUSE_RULE_FIELDS[name], raw) for name, raw in overrides.items()}
+    return HouseRules(**values)
+
+
+def house_rules_overrides(rules: HouseRules) -> dict[str, Any]:
+    """The JSON-storable values of `rules` that differ from the defaults."""
+    defaults = HouseRules()
+    changed: dict[str, Any] = {}
+    for name in HOUSE_RULE_FIELDS:
+        value = getattr(rules, name)
+        if value != getattr(defaults, name):
+            changed[name] = str(value) if isinstance(value, Decimal) else value
+    return changed
