@@ -1,0 +1,150 @@
+"""Downtime house rules: player votes and the XP awards they bring (DT-06 .. DT-09).
+
+Pure Python: standard library only, no clock. Illegal input raises `ValueError` with a message a
+player or ST can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from characters.rules import CLANS
+
+IN_CHARACTER_CATEGORIES: tuple[str, ...] = ("feared", "liked", "respected")
+OUT_OF_CHARACTER_CATEGORIES: tuple[str, ...] = ("roleplaying", "costume")
+CATEGORIES: tuple[str, ...] = IN_CHARACTER_CATEGORIES + OUT_OF_CHARACTER_CATEGORIES
+
+TOREADOR_VOTE_WEIGHT = CLANS["toreador"].in_character_vote_weight  # DT-06, in-character only
+VOTE_AWARD_XP = 3  # DT-07
+# DT-07: winning places per category: the top character, or the top two players.
+WINNING_PLACES: Mapping[str, int] = {
+    **{category: 1 for category in IN_CHARACTER_CATEGORIES},
+    **{category: 2 for category in OUT_OF_CHARACTER_CATEGORIES},
+}
+ANNOUNCED_PLACES = 2  # DT-09
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """DT-06: one pick of one voter (a player id) in one category.
+
+    In-character categories ("feared", "liked", "respected") name a character id as `nominee`;
+    out-of-character ones ("roleplaying", "costume") name a player id. `double` means the voter's
+    character is Toreador. Validation happens when ballots are counted, not here, so a bad
+    ballot read from storage can still be reported.
+    """
+
+    voter: str
+    category: str
+    nominee: str
+    double: bool = False
+
+
+@dataclass(frozen=True)
+class Standing:
+    """DT-07 / DT-09: a nominee's votes and rank in one category (rank = 1 + the number of
+    nominees with more votes, so ties share a rank)."""
+
+    nominee: str
+    votes: int
+    rank: int
+
+
+def _check_ballots(ballots: Iterable[Ballot], player_of: Mapping[str, str]) -> list[Ballot]:
+    """DT-06: known categories, one pick per voter and category, no self-votes.
+
+    INTERPRETATION: self-votes are rejected; a voter votes for themselves by naming their own
+    player (out-of-character) or a character that player plays (in-character).
+    """
+    checked: list[Ballot] = []
+    seen: set[tuple[str, str]] = set()
+    for ballot in ballots:
+        if ballot.category not in CATEGORIES:
+            raise ValueError(
+                f"Unknown vote category {ballot.category!r}; use one of {', '.join(CATEGORIES)}."
+            )
+        for name in ("voter", "nominee"):
+            value = getattr(ballot, name)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"Every ballot needs a {name} id; got {value!r}.")
+        if not isinstance(ballot.double, bool):
+            raise ValueError(f"double must be true or false, got {ballot.double!r}.")
+        if (ballot.voter, ballot.category) in seen:
+            raise ValueError(
+                f"Voter {ballot.voter!r} picked twice in {ballot.category!r}; one pick per "
+                "category (DT-06)."
+            )
+        seen.add((ballot.voter, ballot.category))
+        if ballot.category in IN_CHARACTER_CATEGORIES:
+            if ballot.nominee not in player_of:
+                raise ValueError(
+                    f"Unknown character {ballot.nominee!r} in {ballot.category!r}: "
+                    "player_of must map every nominated character to its player."
+                )
+            nominee_player = player_of[ballot.nominee]
+        else:
+            nominee_player = ballot.nominee
+        if nominee_player == ballot.voter:
+            raise ValueError(
+                f"Voter {ballot.voter!r} voted for themselves in {ballot.category!r}; "
+                "self-votes are not allowed (DT-06)."
+            )
+        checked.append(ballot)
+    return checked
+
+
+def vote_tally(
+    ballots: Iterable[Ballot], *, player_of: Mapping[str, str]
+) -> dict[str, list[Standing]]:
+    """DT-06 / DT-07: every category's standings, most votes first (ties by nominee id, for a
+    stable order). Toreador ballots count twice in the in-character categories only. Only the
+    ballots of attending players' submitted downtimes should be passed (INTERPRETATION)."""
+    votes: dict[str, dict[str, int]] = {category: {} for category in CATEGORIES}
+    for ballot in _check_ballots(ballots, player_of):
+        weight = 1
+        if ballot.double and ballot.category in IN_CHARACTER_CATEGORIES:
+            weight = TOREADOR_VOTE_WEIGHT
+        counts = votes[ballot.category]
+        counts[ballot.nominee] = counts.get(ballot.nominee, 0) + weight
+    tally: dict[str, list[Standing]] = {}
+    for category, counts in votes.items():
+        ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        tally[category] = [
+            Standing(nominee, n, 1 + sum(1 for other in counts.values() if other > n))
+            for nominee, n in ordered
+        ]
+    return tally
+
+
+def vote_awards(ballots: Iterable[Ballot], *, player_of: Mapping[str, str]) -> dict[str, int]:
+    """DT-07 / DT-08: XP per player id, winners only.
+
+    - DT-07: the top character of each in-character category, and the top two players of each
+      out-of-character category, win. INTERPRETATION on ties: every nominee whose rank (1 + the
+      number with more votes) is within the winning places wins.
+    - DT-08: INTERPRETATION: characters are mapped to their player (`player_of`), and a player
+      who wins any number of positions gets 3 XP once; their other positions stay empty (no
+      runner-up moves up) and other winners are unaffected.
+
+    An unknown category, a second pick by a voter in one category, a self-vote, or an
+    in-character nominee missing from `player_of` raises `ValueError`.
+    """
+    winners: set[str] = set()
+    for category, standings in vote_tally(ballots, player_of=player_of).items():
+        for standing in standings:
+            if standing.rank <= WINNING_PLACES[category]:
+                is_character = category in IN_CHARACTER_CATEGORIES
+                winners.add(player_of[standing.nominee] if is_character else standing.nominee)
+    return {player: VOTE_AWARD_XP for player in sorted(winners)}
+
+
+def announced_standings(
+    ballots: Iterable[Ballot], *, player_of: Mapping[str, str]
+) -> dict[str, list[Standing]]:
+    """DT-09: the top two of every category, ties included, announced at the next game and on
+    the website (nominees are shown as voted: characters or players)."""
+    return {
+        category: [s for s in standings if s.rank <= ANNOUNCED_PLACES]
+        for category, standings in vote_tally(ballots, player_of=player_of).items()
+    }

@@ -1,0 +1,226 @@
+"""downtimes/rules.py, by table: the worked examples of DT-06 .. DT-09 in SPEC.md, plus the
+illegal ballots vote counting must refuse.
+
+Expected values are SPEC's numbers, written out, never recomputed with the code under test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any
+
+import pytest
+
+from downtimes import rules
+from downtimes.rules import Ballot, Standing, announced_standings, vote_awards
+
+# Characters and the players who play them. B and C are unnamed in SPEC's DT-08 example.
+PLAYER_OF = {"A": "P1", "B": "P2", "C": "P3", "D": "P4", "E": "P9"}
+
+
+def votes(category: str, nominee: str, count: int, *, toreador: bool = False) -> list[Ballot]:
+    """`count` ballots for `nominee`, each from a different voter who is no nominee's player."""
+    kind = "toreador" if toreador else "voter"
+    return [
+        Ballot(
+            voter=f"{kind}-{category}-{nominee}-{n}",
+            category=category,
+            nominee=nominee,
+            double=toreador,
+        )
+        for n in range(count)
+    ]
+
+
+def test_ballot_is_the_contract() -> None:
+    """RAPI: a frozen dataclass with fields voter, category, nominee, double=False, in order."""
+    fields = [(f.name, f.default) for f in dataclasses.fields(Ballot)]
+    assert fields == [
+        ("voter", dataclasses.MISSING),
+        ("category", dataclasses.MISSING),
+        ("nominee", dataclasses.MISSING),
+        ("double", False),
+    ]
+    ballot = Ballot("P1", "liked", "D")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ballot.nominee = "A"  # type: ignore[misc]
+
+
+def test_vote_awards_signature_is_the_contract() -> None:
+    params = inspect.signature(rules.vote_awards).parameters
+    assert [(p.name, p.kind) for p in params.values()] == [
+        ("ballots", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        ("player_of", inspect.Parameter.KEYWORD_ONLY),
+    ]
+
+
+DT_08_EXAMPLE = [
+    *votes("feared", "A", 5),
+    *votes("feared", "B", 3),
+    *votes("liked", "A", 4),
+    *votes("liked", "C", 2),
+    *votes("respected", "D", 6),
+    *votes("roleplaying", "P1", 7),
+    *votes("roleplaying", "P5", 4),
+    *votes("roleplaying", "P6", 2),
+    *votes("costume", "P7", 5),
+    *votes("costume", "P8", 3),
+]
+
+
+@pytest.mark.parametrize(
+    ("ballots", "awards"),
+    [
+        pytest.param(
+            DT_08_EXAMPLE,
+            {"P1": 3, "P4": 3, "P5": 3, "P7": 3, "P8": 3},
+            id="DT-08-example-P1-P4-P5-P7-P8-get-3-each",
+        ),
+        pytest.param(
+            [*votes("feared", "A", 3), *votes("feared", "B", 2, toreador=True)],
+            {"P2": 3},
+            id="DT-06-toreador-votes-count-double-in-character",
+        ),
+        pytest.param(
+            [
+                *votes("roleplaying", "P5", 2, toreador=True),
+                *votes("roleplaying", "P6", 3),
+                *votes("roleplaying", "P7", 3),
+            ],
+            {"P6": 3, "P7": 3},
+            id="DT-06-toreador-votes-count-once-out-of-character",
+        ),
+        pytest.param(
+            [*votes("liked", "A", 3), *votes("liked", "B", 3), *votes("liked", "C", 1)],
+            {"P1": 3, "P2": 3},
+            id="DT-07-tie-at-the-top-in-character-both-win",
+        ),
+        pytest.param(
+            [*votes("costume", "P5", 5), *votes("costume", "P6", 3), *votes("costume", "P7", 3)],
+            {"P5": 3, "P6": 3, "P7": 3},
+            id="DT-07-tie-for-second-out-of-character-all-win",
+        ),
+        pytest.param(
+            [*votes("costume", "P5", 5), *votes("costume", "P6", 5), *votes("costume", "P7", 3)],
+            {"P5": 3, "P6": 3},
+            id="DT-07-tie-for-first-leaves-no-second-place",
+        ),
+        pytest.param(
+            [*votes("feared", "A", 4), *votes("feared", "B", 3), *votes("roleplaying", "P1", 2)],
+            {"P1": 3},
+            id="DT-08-top-of-two-lists-gets-3-once-runner-up-does-not-move-up",
+        ),
+        pytest.param(
+            [*votes("feared", "A", 2), *votes("liked", "A", 2), *votes("respected", "A", 2)],
+            {"P1": 3},
+            id="DT-08-top-of-every-in-character-list-3-once",
+        ),
+        pytest.param([], {}, id="DT-07-no-ballots-no-awards"),
+    ],
+)
+def test_vote_awards(ballots: list[Ballot], awards: dict[str, int]) -> None:
+    assert vote_awards(ballots, player_of=PLAYER_OF) == awards
+
+
+def test_vote_awards_accepts_any_iterable() -> None:
+    assert vote_awards(iter(votes("respected", "D", 1)), player_of=PLAYER_OF) == {"P4": 3}
+
+
+@pytest.mark.parametrize(
+    ("ballots", "problem"),
+    [
+        pytest.param(
+            [Ballot("P1", "funniest", "A")],
+            "Unknown vote category 'funniest'",
+            id="DT-06-unknown-category",
+        ),
+        pytest.param(
+            [Ballot("P1", "Feared", "B")], "Unknown vote category", id="DT-06-category-is-lowercase"
+        ),
+        pytest.param(
+            [Ballot("P5", "feared", "A"), Ballot("P5", "feared", "B")],
+            "picked twice",
+            id="DT-06-one-pick-per-category",
+        ),
+        pytest.param(
+            [Ballot("P1", "liked", "A")],
+            "voted for themselves",
+            id="DT-06-self-vote-in-character-rejected",
+        ),
+        pytest.param(
+            [Ballot("P7", "costume", "P7")],
+            "voted for themselves",
+            id="DT-06-self-vote-out-of-character-rejected",
+        ),
+        pytest.param(
+            [Ballot("P1", "feared", "Z")],
+            "Unknown character 'Z'",
+            id="DT-06-character-without-player",
+        ),
+        pytest.param([Ballot("", "feared", "A")], "needs a voter", id="DT-06-ballot-without-voter"),
+        pytest.param(
+            [Ballot("P5", "costume", "")], "needs a nominee", id="DT-06-ballot-without-nominee"
+        ),
+    ],
+)
+def test_vote_awards_refuses_bad_ballots(ballots: list[Ballot], problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        vote_awards(ballots, player_of=PLAYER_OF)
+
+
+def test_the_same_voter_may_pick_once_in_every_category() -> None:
+    ballots = [
+        Ballot("P9", "feared", "A"),
+        Ballot("P9", "liked", "B"),
+        Ballot("P9", "respected", "C"),
+        Ballot("P9", "roleplaying", "P1"),
+        Ballot("P9", "costume", "P2"),
+    ]
+    assert vote_awards(ballots, player_of=PLAYER_OF) == {"P1": 3, "P2": 3, "P3": 3}
+
+
+@pytest.mark.parametrize(
+    ("ballots", "category", "announced"),
+    [
+        pytest.param(
+            [
+                *votes("feared", "A", 5),
+                *votes("feared", "B", 3),
+                *votes("feared", "C", 3),
+                *votes("feared", "D", 1),
+            ],
+            "feared",
+            [Standing("A", 5, 1), Standing("B", 3, 2), Standing("C", 3, 2)],
+            id="DT-09-top-two-with-ties-announced",
+        ),
+        pytest.param(
+            DT_08_EXAMPLE,
+            "roleplaying",
+            [Standing("P1", 7, 1), Standing("P5", 4, 2)],
+            id="DT-09-example-roleplaying-top-two",
+        ),
+        pytest.param(
+            DT_08_EXAMPLE,
+            "feared",
+            [Standing("A", 5, 1), Standing("B", 3, 2)],
+            id="DT-09-runner-up-announced-though-not-awarded",
+        ),
+        pytest.param(
+            [*votes("liked", "A", 2), *votes("liked", "B", 1, toreador=True)],
+            "liked",
+            [Standing("A", 2, 1), Standing("B", 2, 1)],
+            id="DT-09-toreador-double-in-standings",
+        ),
+        pytest.param([], "costume", [], id="DT-09-no-votes-nothing-announced"),
+    ],
+)
+def test_announced_standings(
+    ballots: list[Ballot], category: str, announced: list[Standing]
+) -> None:
+    assert announced_standings(ballots, player_of=PLAYER_OF)[category] == announced
+
+
+def test_announcement_covers_all_five_categories() -> None:
+    standings: dict[str, Any] = announced_standings([], player_of=PLAYER_OF)
+    assert list(standings) == ["feared", "liked", "respected", "roleplaying", "costume"]
