@@ -1,0 +1,132 @@
+"""Who may see and change the chronicle app's objects, and the role and membership primitives
+that every other app's `access.py` builds on.
+
+Rules of the house: an object of a chronicle the user does not belong to answers 404 (its very
+existence is not theirs to know); a member who lacks the role for an action gets 403.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as AuthUser
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from .models import Attendance, Chronicle, Cycle, Game, Membership, Role
+
+User = AuthUser | AnonymousUser
+
+STAFF_ROLES = frozenset({Role.STORYTELLER, Role.ADMIN})
+
+
+# --- Primitives --------------------------------------------------------------------------------
+
+
+def memberships_of(user: User) -> QuerySet[Membership]:
+    if not user.is_authenticated:
+        return Membership.objects.none()
+    return Membership.objects.filter(user=user).select_related("chronicle")
+
+
+def chronicles_for(user: User) -> QuerySet[Chronicle]:
+    if not user.is_authenticated:
+        return Chronicle.objects.none()
+    return Chronicle.objects.filter(memberships__user=user)
+
+
+def membership_for(user: User, slug: str) -> Membership:
+    """The user's membership in the chronicle `slug` (with the chronicle loaded), or 404."""
+    try:
+        return memberships_of(user).get(chronicle__slug=slug)
+    except Membership.DoesNotExist:
+        raise Http404("No such chronicle.") from None
+
+
+def acting_user(user: User) -> AuthUser:
+    """The signed-in user behind a write (pages and endpoints already require a login)."""
+    if not isinstance(user, AuthUser):
+        raise PermissionDenied("Log in first.")
+    return user
+
+
+def is_staff(membership: Membership) -> bool:
+    return membership.role in STAFF_ROLES
+
+
+def is_admin(membership: Membership) -> bool:
+    return membership.role == Role.ADMIN
+
+
+def require_staff(membership: Membership) -> None:
+    if not is_staff(membership):
+        raise PermissionDenied("Only the chronicle's storytellers and admins may do this.")
+
+
+def require_admin(membership: Membership) -> None:
+    if not is_admin(membership):
+        raise PermissionDenied("Only the chronicle's admins may do this.")
+
+
+# --- The chronicle app's objects ---------------------------------------------------------------
+
+
+def memberships_visible_to(membership: Membership) -> QuerySet[Membership]:
+    """Staff see the whole roster; a player sees their own membership only."""
+    roster = Membership.objects.filter(chronicle=membership.chronicle).select_related("user")
+    if is_staff(membership):
+        return roster
+    return roster.filter(pk=membership.pk)
+
+
+def players_of(membership: Membership) -> QuerySet[Membership]:
+    require_staff(membership)
+    return memberships_visible_to(membership).filter(role=Role.PLAYER)
+
+
+def games_visible_to(membership: Membership) -> QuerySet[Game]:
+    return Game.objects.filter(chronicle=membership.chronicle).select_related(
+        "cycle", "cycle__chronicle"
+    )
+
+
+def game_for(membership: Membership, number: int) -> Game:
+    try:
+        return games_visible_to(membership).get(number=number)
+    except Game.DoesNotExist:
+        raise Http404("No such game.") from None
+
+
+def game_for_edit(membership: Membership, number: int) -> Game:
+    require_staff(membership)
+    return game_for(membership, number)
+
+
+def attendance_visible_to(membership: Membership, game: Game) -> QuerySet[Attendance]:
+    """Staff read the whole sign-in sheet; a player sees only their own line."""
+    sheet = Attendance.objects.filter(game=game).select_related("player", "recorded_by")
+    if is_staff(membership):
+        return sheet
+    return sheet.filter(player_id=membership.user_id)
+
+
+def own_attendance(membership: Membership) -> QuerySet[Attendance]:
+    return Attendance.objects.filter(
+        player_id=membership.user_id, game__chronicle=membership.chronicle
+    ).select_related("game")
+
+
+def cycles_visible_to(membership: Membership) -> QuerySet[Cycle]:
+    return Cycle.objects.filter(chronicle=membership.chronicle).select_related("game", "chronicle")
+
+
+def cycle_for(membership: Membership, game_number: int) -> Cycle:
+    try:
+        return cycles_visible_to(membership).get(game__number=game_number)
+    except Cycle.DoesNotExist:
+        raise Http404("No such cycle.") from None
+
+
+def cycle_for_edit(membership: Membership, game_number: int) -> Cycle:
+    require_staff(membership)
+    return cycle_for(membership, game_number)

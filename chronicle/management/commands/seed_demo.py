@@ -1,0 +1,101 @@
+"""Load the demo chronicle: an admin, two storytellers, six players, three past games with
+attendance, and the open downtime cycle of the latest game. Running it again changes nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from chronicle import services
+from chronicle.models import Chronicle, Game, Role
+
+DEMO_SLUG = "elysium-nights"
+# Demo accounts only: printed by `make run`, never for a real deployment.
+DEMO_PASSWORD = "nightfall-demo-2026"
+DEMO_USERS: list[tuple[str, str]] = [
+    ("admin", Role.ADMIN),
+    ("st_lucia", Role.STORYTELLER),
+    ("st_marcus", Role.STORYTELLER),
+    ("alice", Role.PLAYER),
+    ("bob", Role.PLAYER),
+    ("carmen", Role.PLAYER),
+    ("dmitri", Role.PLAYER),
+    ("esme", Role.PLAYER),
+    ("felix", Role.PLAYER),
+]
+
+
+def _last_saturday(today: dt.date) -> dt.date:
+    """The most recent Saturday strictly before today: the demo's latest game, whose downtime
+    (second Tuesday after it) is therefore still open."""
+    days_back = (today.weekday() - 5) % 7 or 7
+    return today - dt.timedelta(days=days_back)
+
+
+class Command(BaseCommand):
+    help = "Create the demo chronicle (idempotent) and print its logins."
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        User = get_user_model()
+        chronicle = Chronicle.objects.filter(slug=DEMO_SLUG).first()
+        created = chronicle is None
+        if chronicle is None:
+            chronicle = services.chronicle_create(
+                name="Elysium Nights Theater", slug=DEMO_SLUG, timezone_name="America/New_York"
+            )
+        users: dict[str, Any] = {}
+        for username, role in DEMO_USERS:
+            user = User.objects.filter(username=username).first()
+            if user is None:
+                user = User.objects.create_user(
+                    username=username,
+                    email=f"{username}@example.com",
+                    password=DEMO_PASSWORD,
+                    is_staff=role == Role.ADMIN,
+                    is_superuser=role == Role.ADMIN,
+                )
+            services.membership_add(chronicle=chronicle, user=user, role=role)
+            users[username] = user
+
+        if not Game.objects.filter(chronicle=chronicle).exists():
+            self._games(chronicle, users)
+
+        self.stdout.write(
+            ("Created" if created else "Found")
+            + f" the demo chronicle '{chronicle.name}'. Demo logins (password {DEMO_PASSWORD}):"
+        )
+        for username, role in DEMO_USERS:
+            self.stdout.write(f"  {username:<10} {role}")
+
+    def _games(self, chronicle: Chronicle, users: dict[str, Any]) -> None:
+        now = timezone.now()
+        latest = _last_saturday(services.chronicle_today(chronicle, now))
+        players = [
+            u
+            for name, u in users.items()
+            if name in {"alice", "bob", "carmen", "dmitri", "esme", "felix"}
+        ]
+        storyteller = users["st_lucia"]
+        for index, weeks_before in enumerate((8, 4, 0), start=1):
+            game = services.game_create(
+                chronicle=chronicle,
+                date=latest - dt.timedelta(weeks=weeks_before),
+                start_time=dt.time(19, 30),
+                place="The Old Theater, back room",
+                notes="Demo game.",
+            )
+            # Everyone but one player each time; one forgot the waiver at the second game.
+            lines = []
+            for i, player in enumerate(players):
+                attended = (i + index) % len(players) != 0
+                waiver = attended and not (index == 2 and i == 1)
+                lines.append(services.SignIn(player.pk, attended, waiver))
+            services.attendance_record(game=game, lines=lines, by=storyteller, now=now)
+        # The older games' deadlines have passed: close them as the deadline task would.
+        services.cycles_close_due(now=now)

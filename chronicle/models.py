@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import zoneinfo
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Q
+
+from . import rules
+
+
+def validate_timezone(value: str) -> None:
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(f"{value!r} is not a time zone name such as America/New_York.")
+
+
+def validate_house_rules(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise ValidationError("House rules must be a mapping of setting names to values.")
+    try:
+        rules.house_rules_from(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+class Chronicle(models.Model):
+    name = models.CharField(max_length=120)
+    slug = models.SlugField(max_length=60, unique=True)
+    timezone = models.CharField(
+        max_length=64, default="America/New_York", validators=[validate_timezone]
+    )
+    # Only the settings the STs changed; `house_rules` merges them over SPEC's defaults.
+    house_rule_overrides = models.JSONField(
+        default=dict, blank=True, validators=[validate_house_rules]
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.timezone)
+
+    @property
+    def house_rules(self) -> rules.HouseRules:
+        return rules.house_rules_from(self.house_rule_overrides)
+
+
+class Role(models.TextChoices):
+    PLAYER = "player", "Player"
+    STORYTELLER = "storyteller", "Storyteller"
+    ADMIN = "admin", "Admin"
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.PLAYER)
+    joined_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "chronicle"], name="one_membership_per_user"),
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="membership_role_known"),
+        ]
+        ordering = ["chronicle", "role", "user__username"]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role}) in {self.chronicle}"
+
+
+class Game(models.Model):
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="games")
+    number = models.PositiveIntegerField()
+    date = models.DateField()
+    start_time = models.TimeField(null=True, blank=True)
+    place = models.CharField(max_length=200, blank=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["chronicle", "number"], name="game_number_unique"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="game_number_positive"),
+        ]
+        ordering = ["chronicle", "date", "number"]
+
+    def __str__(self) -> str:
+        return f"Game {self.number} ({self.date:%Y-%m-%d})"
+
+
+class Attendance(models.Model):
+    """GEN-01 / DT-04: who came to a game and whether they signed that game's waiver."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="attendances")
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attendances"
+    )
+    waiver_signed = models.BooleanField(default=False)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["game", "player"], name="attend_game_once"),
+        ]
+        ordering = ["game", "player__username"]
+
+    def __str__(self) -> str:
+        return f"{self.player} at {self.game}"
+
+
+class CycleStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
+    RESOLVED = "resolved", "Resolved (preview)"
+    RELEASED = "released", "Released"
+
+
+class Cycle(models.Model):
+    """The downtime period after a game (DT-01): open until its deadline, then closed,
+    resolved into a preview, and released."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="cycles")
+    game = models.OneToOneField(Game, on_delete=models.CASCADE, related_name="cycle")
+    deadline_at = models.DateTimeField(help_text="23:59 of DT-01's deadline day, chronicle time.")
+    status = models.CharField(
+        max_length=16, choices=CycleStatus.choices, default=CycleStatus.OPEN, db_index=True
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=CycleStatus.values), name="cycle_status_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(status=CycleStatus.OPEN) | Q(closed_at__isnull=False),
+                name="cycle_closed_has_time",
+            ),
+        ]
+        ordering = ["chronicle", "deadline_at"]
+
+    def __str__(self) -> str:
+        return f"Cycle after {self.game}"
+
+    @property
+    def deadline_local(self) -> Any:
+        return self.deadline_at.astimezone(self.chronicle.tz)
+
+
+class CycleTransition(models.Model):
+    """One row per status a cycle entered: the audit trail, and the proof that a transition
+    happened once (two workers closing the same cycle cannot both insert)."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="transitions")
+    status = models.CharField(max_length=16, choices=CycleStatus.choices)
+    at = models.DateTimeField()
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Empty when the deadline task closed the cycle.",
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "status"], name="cycle_transition_once"),
+        ]
+        ordering = ["cycle", "at"]
+
+    def __str__(self) -> str:
+        return f"{self.cycle} became {self.status} at {self.at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,281 @@
+"""The only code that writes the chronicle app's state. Every page, endpoint and task calls these.
+
+Each service reads "now" once, validates with `ValidationError` (a message per field where the
+input has fields), and locks a contested row once, late.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from . import rules
+from .models import (
+    Attendance,
+    Chronicle,
+    Cycle,
+    CycleStatus,
+    CycleTransition,
+    Game,
+    Membership,
+    Role,
+)
+
+
+def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
+    """DT-01, in the chronicle's time zone, with its weeks-after-game setting."""
+    day = rules.downtime_deadline(
+        game_date, weeks_after=chronicle.house_rules.deadline_weeks_after_game
+    )
+    return rules.deadline_moment(day, chronicle.tz)
+
+
+def chronicle_today(chronicle: Chronicle, now: dt.datetime) -> dt.date:
+    return now.astimezone(chronicle.tz).date()
+
+
+@transaction.atomic
+def game_create(
+    *,
+    chronicle: Chronicle,
+    date: dt.date,
+    number: int | None = None,
+    start_time: dt.time | None = None,
+    place: str = "",
+    notes: str = "",
+) -> Game:
+    """Create a game and the downtime cycle that follows it (DT-01)."""
+    # Lock the chronicle row so two STs adding a game at once get consecutive numbers.
+    Chronicle.objects.select_for_update().filter(pk=chronicle.pk).first()
+    if number is None:
+        number = (Game.objects.filter(chronicle=chronicle).aggregate(m=Max("number"))["m"] or 0) + 1
+    elif number < 1:
+        raise ValidationError({"number": "A game number starts at 1."})
+    if Game.objects.filter(chronicle=chronicle, number=number).exists():
+        raise ValidationError({"number": f"There is already a game {number} in this chronicle."})
+    game = Game.objects.create(
+        chronicle=chronicle,
+        number=number,
+        date=date,
+        start_time=start_time,
+        place=place,
+        notes=notes,
+    )
+    Cycle.objects.create(
+        chronicle=chronicle, game=game, deadline_at=_cycle_deadline(chronicle, date)
+    )
+    return game
+
+
+_UNSET = object()
+
+
+@transaction.atomic
+def game_update(
+    *,
+    game: Game,
+    date: dt.date | None = None,
+    start_time: dt.time | None | object = _UNSET,
+    place: str | None = None,
+    notes: str | None = None,
+) -> Game:
+    """Change a game's details. Its date moves the cycle's deadline while the cycle is open;
+    once the downtime has closed, the date is part of the record and stays."""
+    game = Game.objects.select_for_update().select_related("chronicle").get(pk=game.pk)
+    cycle = Cycle.objects.select_for_update().get(game=game)
+    if date is not None and date != game.date:
+        if cycle.status != CycleStatus.OPEN:
+            raise ValidationError(
+                {
+                    "date": "The downtime after this game has already closed, so its date "
+                    "can no longer change."
+                }
+            )
+        game.date = date
+        cycle.deadline_at = _cycle_deadline(game.chronicle, date)
+        cycle.save(update_fields=["deadline_at"])
+    if start_time is not _UNSET:
+        game.start_time = start_time  # type: ignore[assignment]
+    if place is not None:
+        game.place = place
+    if notes is not None:
+        game.notes = notes
+    game.save()
+    return game
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """One line of a game's sign-in sheet as an ST fills it in."""
+
+    player_id: int
+    attended: bool
+    waiver_signed: bool
+
+
+@transaction.atomic
+def attendance_record(
+    *,
+    game: Game,
+    lines: Iterable[SignIn],
+    by: User,
+    now: dt.datetime | None = None,
+) -> list[Attendance]:
+    """GEN-01 / DT-04: record who attended a game and who signed its waiver.
+
+    Set-based: one read of the sheet, then bulk writes, whatever the number of players. A line
+    with `attended=False` removes the player from the sheet.
+    """
+    now = now or timezone.now()
+    lines = list(lines)
+    chronicle = game.chronicle
+    if chronicle_today(chronicle, now) < game.date:
+        raise ValidationError(
+            f"Game {game.number} is on {game.date:%A %d %B %Y}; attendance can be recorded "
+            "from that day on."
+        )
+    cycle = Cycle.objects.select_for_update().get(game=game)
+    if cycle.status in (CycleStatus.RESOLVED, CycleStatus.RELEASED):
+        raise ValidationError(
+            "This game's downtime has already been resolved; attendance decides its XP awards "
+            "(DT-04), so the sheet can no longer change."
+        )
+    player_ids = {line.player_id for line in lines}
+    if len(player_ids) != len(lines):
+        raise ValidationError("Each player may appear only once on the sign-in sheet.")
+    known = set(
+        Membership.objects.filter(
+            chronicle=chronicle, role=Role.PLAYER, user_id__in=player_ids
+        ).values_list("user_id", flat=True)
+    )
+    strangers = player_ids - known
+    if strangers:
+        raise ValidationError(
+            "Only players of this chronicle can be signed in "
+            f"(not a player here: {', '.join(map(str, sorted(strangers)))})."
+        )
+    for line in lines:
+        if line.waiver_signed and not line.attended:
+            raise ValidationError("A waiver can only be recorded for a player who attended.")
+
+    existing = {a.player_id: a for a in Attendance.objects.filter(game=game)}
+    absent = [line.player_id for line in lines if not line.attended and line.player_id in existing]
+    Attendance.objects.filter(game=game, player_id__in=absent).delete()
+    changed = [
+        a
+        for line in lines
+        if line.attended
+        and (a := existing.get(line.player_id)) is not None
+        and a.waiver_signed != line.waiver_signed
+    ]
+    for attendance in changed:
+        attendance.waiver_signed = next(
+            line.waiver_signed for line in lines if line.player_id == attendance.player_id
+        )
+        attendance.recorded_by_id = by.pk
+        attendance.recorded_at = now
+    Attendance.objects.bulk_update(changed, ["waiver_signed", "recorded_by", "recorded_at"])
+    Attendance.objects.bulk_create(
+        [
+            Attendance(
+                game=game,
+                player_id=line.player_id,
+                waiver_signed=line.waiver_signed,
+                recorded_by_id=by.pk,
+                recorded_at=now,
+            )
+            for line in lines
+            if line.attended and line.player_id not in existing
+        ]
+    )
+    return list(Attendance.objects.filter(game=game).select_related("player"))
+
+
+def _record_transitions(
+    cycle_ids: Iterable[int], status: str, now: dt.datetime, by: User | None
+) -> None:
+    CycleTransition.objects.bulk_create(
+        [
+            CycleTransition(cycle_id=cid, status=status, at=now, by_id=by.pk if by else None)
+            for cid in cycle_ids
+        ]
+    )
+
+
+@transaction.atomic
+def cycles_close_due(*, now: dt.datetime | None = None) -> list[int]:
+    """Close every open cycle whose deadline has passed (DT-01), returning the ids it closed.
+
+    Idempotent and safe to run concurrently: the rows are locked and re-checked in one
+    conditional UPDATE, so a second run (or a second worker) finds nothing left to close.
+    """
+    now = now or timezone.now()
+    due = list(
+        Cycle.objects.select_for_update(skip_locked=True)
+        .filter(status=CycleStatus.OPEN, deadline_at__lte=now)
+        .values_list("id", flat=True)
+    )
+    if not due:
+        return []
+    Cycle.objects.filter(id__in=due, status=CycleStatus.OPEN).update(
+        status=CycleStatus.CLOSED, closed_at=now
+    )
+    _record_transitions(due, CycleStatus.CLOSED, now, None)
+    return due
+
+
+def cycle_close(
+    *, cycle: Cycle, by: User | None, now: dt.datetime | None = None
+) -> bool:
+    """An ST closes a cycle before its deadline. Returns False when it was already closed."""
+    now = now or timezone.now()
+    try:
+        with transaction.atomic():
+            touched = Cycle.objects.filter(pk=cycle.pk, status=CycleStatus.OPEN).update(
+                status=CycleStatus.CLOSED, closed_at=now
+            )
+            if touched:
+                _record_transitions([cycle.pk], CycleStatus.CLOSED, now, by)
+    except IntegrityError:
+        # The deadline task closed it in the same instant; one closing is all there is.
+        return False
+    return bool(touched)
+
+
+@transaction.atomic
+def membership_add(*, chronicle: Chronicle, user: User, role: str) -> Membership:
+    if role not in Role.values:
+        raise ValidationError({"role": f"Unknown role {role!r}."})
+    membership, _ = Membership.objects.update_or_create(
+        chronicle=chronicle, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+@transaction.atomic
+def chronicle_create(*, name: str, slug: str, timezone_name: str = "America/New_York") -> Chronicle:
+    chronicle = Chronicle(name=name, slug=slug, timezone=timezone_name)
+    chronicle.full_clean()
+    chronicle.save()
+    return chronicle
+
+
+@transaction.atomic
+def chronicle_house_rules_update(
+    *, chronicle: Chronicle, overrides: dict[str, object]
+) -> Chronicle:
+    try:
+        merged = rules.house_rules_from({**chronicle.house_rule_overrides, **overrides})
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+    chronicle = Chronicle.objects.select_for_update().get(pk=chronicle.pk)
+    chronicle.house_rule_overrides = rules.house_rules_overrides(merged)
+    chronicle.save(update_fields=["house_rule_overrides"])
+    return chronicle
