@@ -1,0 +1,248 @@
+"""The chronicle app's REST API: the same access functions and services as the pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from . import access, services
+from .api_errors import error_body
+from .models import Attendance, Chronicle, Cycle, Game, Membership
+
+# --- Serializers ------------------------------------------------------------------------------
+
+
+class ChronicleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Chronicle
+        fields = ["slug", "name", "timezone"]
+
+
+class MembershipSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+    user_id = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["user_id", "username", "role", "joined_at"]
+
+
+class CycleSerializer(serializers.ModelSerializer):
+    game_number = serializers.IntegerField(source="game.number", read_only=True)
+    deadline_local = serializers.SerializerMethodField(
+        help_text="The deadline in the chronicle's time zone (ISO 8601 with offset)."
+    )
+
+    class Meta:
+        model = Cycle
+        fields = [
+            "game_number",
+            "status",
+            "deadline_at",
+            "deadline_local",
+            "closed_at",
+            "resolved_at",
+            "released_at",
+        ]
+        read_only_fields = fields
+
+    def get_deadline_local(self, cycle: Cycle) -> str:
+        return cycle.deadline_local.isoformat()
+
+
+class CycleSummarySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Cycle
+        fields = ["status", "deadline_at"]
+        read_only_fields = fields
+
+
+class GameSerializer(serializers.ModelSerializer):
+    number = serializers.IntegerField(
+        min_value=1, required=False, help_text="Omit to take the next number."
+    )
+    cycle = CycleSummarySerializer(read_only=True)
+
+    class Meta:
+        model = Game
+        fields = ["number", "date", "start_time", "place", "notes", "cycle"]
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            fields["number"].read_only = True
+        return fields
+
+
+class AttendanceSerializer(serializers.ModelSerializer):
+    player_id = serializers.IntegerField(read_only=True)
+    username = serializers.CharField(source="player.username", read_only=True)
+
+    class Meta:
+        model = Attendance
+        fields = ["player_id", "username", "waiver_signed", "recorded_at"]
+        read_only_fields = fields
+
+
+class SignInLineSerializer(serializers.Serializer):
+    player_id = serializers.IntegerField()
+    attended = serializers.BooleanField()
+    waiver_signed = serializers.BooleanField(default=False)
+
+
+class SignInSheetSerializer(serializers.Serializer):
+    lines = SignInLineSerializer(many=True, allow_empty=False)
+
+
+# --- Views ------------------------------------------------------------------------------------
+
+
+class ChronicleViewSet(viewsets.ReadOnlyModelViewSet):
+    """The chronicles the caller belongs to."""
+
+    serializer_class = ChronicleSerializer
+    lookup_field = "slug"
+
+    def get_queryset(self) -> QuerySet[Chronicle]:
+        return access.chronicles_for(self.request.user).order_by("name")
+
+    def get_object(self) -> Chronicle:
+        return access.membership_for(self.request.user, self.kwargs["slug"]).chronicle
+
+
+class _InChronicle:
+    """Resolves `slug` from the URL to the caller's membership, or 404."""
+
+    kwargs: dict[str, Any]
+    request: Any
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        # Before any input is read: a stranger to the chronicle learns nothing, not even
+        # whether their input would have been valid.
+        self.membership  # noqa: B018
+
+    @property
+    def membership(self) -> Membership:
+        cached = getattr(self, "_membership", None)
+        if cached is None:
+            cached = access.membership_for(self.request.user, self.kwargs["slug"])
+            self._membership = cached
+        return cached
+
+
+class MembershipViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
+    """The roster: storytellers and admins see everyone; a player sees themself."""
+
+    serializer_class = MembershipSerializer
+    lookup_field = "user_id"
+    lookup_value_regex = r"\d+"
+
+    def get_queryset(self) -> QuerySet[Membership]:
+        return access.memberships_visible_to(self.membership).order_by("user__username")
+
+
+class GameViewSet(
+    _InChronicle,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    viewsets.GenericViewSet,
+):
+    """The games calendar. Everyone in the chronicle reads it; storytellers and admins write."""
+
+    serializer_class = GameSerializer
+    lookup_field = "number"
+    lookup_value_regex = r"\d+"
+    http_method_names = ["get", "post", "put", "patch", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Game]:
+        return access.games_visible_to(self.membership).order_by("date", "number")
+
+    def get_object(self) -> Game:
+        number = int(self.kwargs["number"])
+        if self.request.method in ("PATCH", "PUT"):
+            return access.game_for_edit(self.membership, number)
+        return access.game_for(self.membership, number)
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        access.require_staff(self.membership)
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: serializers.BaseSerializer) -> None:
+        serializer.instance = services.game_create(
+            chronicle=self.membership.chronicle, **serializer.validated_data
+        )
+
+    def perform_update(self, serializer: serializers.BaseSerializer) -> None:
+        assert isinstance(serializer.instance, Game)
+        serializer.instance = services.game_update(
+            game=serializer.instance, **serializer.validated_data
+        )
+
+    @extend_schema(
+        request=SignInSheetSerializer,
+        responses={200: AttendanceSerializer(many=True)},
+        description="Read the sign-in sheet (a player sees only their own line), or, as a "
+        "storyteller, record attendance and waivers (GEN-01, DT-04). A line with "
+        "attended=false removes the player from the sheet.",
+    )
+    @action(detail=True, methods=["get", "put"], url_path="attendance")
+    def attendance(self, request: Request, slug: str, number: str) -> Response:
+        if request.method == "PUT":
+            game = access.game_for_edit(self.membership, int(number))
+            sheet = SignInSheetSerializer(data=request.data)
+            sheet.is_valid(raise_exception=True)
+            services.attendance_record(
+                game=game,
+                lines=[services.SignIn(**line) for line in sheet.validated_data["lines"]],
+                by=access.acting_user(request.user),
+            )
+        else:
+            game = access.game_for(self.membership, int(number))
+        rows = access.attendance_visible_to(self.membership, game)
+        return Response(AttendanceSerializer(rows, many=True).data)
+
+
+class CycleViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
+    """Downtime cycles, named by the number of the game they follow."""
+
+    serializer_class = CycleSerializer
+    lookup_field = "game_number"
+    lookup_value_regex = r"\d+"
+
+    def get_queryset(self) -> QuerySet[Cycle]:
+        return access.cycles_visible_to(self.membership).order_by("-deadline_at")
+
+    def get_object(self) -> Cycle:
+        return access.cycle_for(self.membership, int(self.kwargs["game_number"]))
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: CycleSerializer,
+            409: inline_serializer(
+                "CycleAlreadyClosed",
+                {"error": serializers.DictField(child=serializers.CharField())},
+            ),
+        },
+        description="Close the cycle before its deadline (storytellers and admins).",
+    )
+    @action(detail=True, methods=["post"])
+    def close(self, request: Request, slug: str, game_number: str) -> Response:
+        cycle = access.cycle_for_edit(self.membership, int(game_number))
+        closed = services.cycle_close(cycle=cycle, by=access.acting_user(request.user))
+        cycle.refresh_from_db()
+        if not closed:
+            return Response(
+                error_body("already_closed", f"This cycle is already {cycle.status}."),
+                status=status.HTTP_409_CONFLICT,
+            )
+        return Response(CycleSerializer(cycle).data)

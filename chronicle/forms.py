@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django import forms
+
+from .models import Game
+from .services import SignIn
+
+
+class GameForm(forms.ModelForm):
+    number = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Leave empty for the next number.",
+    )
+
+    class Meta:
+        model = Game
+        fields = ["number", "date", "start_time", "place", "notes"]
+        widgets = {
+            "date": forms.DateInput(attrs={"type": "date"}),
+            "start_time": forms.TimeInput(attrs={"type": "time"}),
+            "notes": forms.Textarea(attrs={"rows": 3}),
+        }
+        error_messages = {
+            "date": {
+                "invalid": "Enter the game's date as YYYY-MM-DD.",
+                "required": "A game needs a date.",
+            },
+            "start_time": {"invalid": "Enter a time such as 19:30."},
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            # A game's number is its name in the chronicle; it does not change after creation.
+            del self.fields["number"]
+
+    def validate_unique(self) -> None:
+        # The service checks the number within the chronicle (the form does not know it).
+        pass
+
+
+def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[SignIn]:
+    """Read the sign-in sheet's checkboxes (`attended-<id>`, `waiver-<id>`) for every player
+    shown on the sheet; an unticked box is simply absent from the POST."""
+    return [
+        SignIn(
+            player_id=pid,
+            attended=f"attended-{pid}" in data,
+            waiver_signed=f"waiver-{pid}" in data,
+        )
+        for pid in player_ids
+    ]

@@ -1,0 +1,307 @@
+"""HTML pages of the chronicle app: thin, through access.py and services.py only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from . import access, services
+from .api_errors import json_error
+from .celery import app as celery_app
+from .forms import GameForm, sign_in_lines
+from .models import CycleStatus
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    memberships = list(access.memberships_of(request.user))
+    if len(memberships) == 1:
+        return redirect("dashboard", slug=memberships[0].chronicle.slug)
+    return render(request, "chronicle/switcher.html", {"memberships": memberships})
+
+
+@login_required
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    now = timezone.now()
+    games = access.games_visible_to(membership)
+    today = services.chronicle_today(membership.chronicle, now)
+    context: dict[str, Any] = {
+        "membership": membership,
+        "chronicle": membership.chronicle,
+        "is_staff": access.is_staff(membership),
+        "next_game": games.filter(date__gte=today).order_by("date").first(),
+        "open_cycles": list(
+            access.cycles_visible_to(membership)
+            .filter(status=CycleStatus.OPEN)
+            .order_by("deadline_at")
+        ),
+        "now": now,
+    }
+    if context["is_staff"]:
+        context["recent_games"] = list(games.filter(date__lte=today).order_by("-date")[:3])
+        context["cycles_to_work"] = list(
+            access.cycles_visible_to(membership)
+            .filter(status__in=[CycleStatus.CLOSED, CycleStatus.RESOLVED])
+            .order_by("deadline_at")
+        )
+        context["roster"] = list(access.memberships_visible_to(membership).order_by("role"))
+    else:
+        context["my_attendance"] = list(
+            access.own_attendance(membership).order_by("-game__date")[:5]
+        )
+    return render(request, "chronicle/dashboard.html", context)
+
+
+@login_required
+def game_list(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    games = access.games_visible_to(membership).order_by("date", "number")
+    today = services.chronicle_today(membership.chronicle, timezone.now())
+    return render(
+        request,
+        "chronicle/game_list.html",
+        {
+            "membership": membership,
+            "chronicle": membership.chronicle,
+            "games": games,
+            "today": today,
+            "is_staff": access.is_staff(membership),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def game_create(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    access.require_staff(membership)
+    form = GameForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            game = services.game_create(chronicle=membership.chronicle, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Game {game.number} created; its downtime cycle is open.")
+            return redirect("game_detail", slug=slug, number=game.number)
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "chronicle/game_form.html",
+        {"membership": membership, "chronicle": membership.chronicle, "form": form},
+        status=status,
+    )
+
+
+@login_required
+def game_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    game = access.game_for(membership, number)
+    return render(
+        request,
+        "chronicle/game_detail.html",
+        {
+            "membership": membership,
+            "chronicle": membership.chronicle,
+            "game": game,
+            "cycle": game.cycle,
+            "is_staff": access.is_staff(membership),
+            "attendance": list(access.attendance_visible_to(membership, game)),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def game_edit(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    game = access.game_for_edit(membership, number)
+    form = GameForm(request.POST or None, instance=game)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.game_update(
+                game=game,
+                date=data["date"],
+                start_time=data["start_time"],
+                place=data["place"],
+                notes=data["notes"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, f"Game {game.number} saved.")
+            return redirect("game_detail", slug=slug, number=game.number)
+    return render(
+        request,
+        "chronicle/game_form.html",
+        {"membership": membership, "chronicle": membership.chronicle, "form": form, "game": game},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """The sign-in sheet of a game: an ST ticks who came and who signed the waiver."""
+    membership = access.membership_for(request.user, slug)
+    game = access.game_for_edit(membership, number)
+    players = list(access.players_of(membership).order_by("user__username"))
+    sheet: dict[int, Any] = {
+        a.player_id: a for a in access.attendance_visible_to(membership, game)
+    }
+    error = ""
+    status = 200
+    if request.method == "POST":
+        lines = sign_in_lines(request.POST, [m.user_id for m in players])
+        try:
+            services.attendance_record(game=game, lines=lines, by=access.acting_user(request.user))
+        except ValidationError as exc:
+            error = " ".join(exc.messages)
+            status = 400
+            # Keep what the ST ticked, so nothing has to be entered twice.
+            sheet = {
+                line.player_id: {"waiver_signed": line.waiver_signed}
+                for line in lines
+                if line.attended
+            }
+        else:
+            messages.success(request, f"Sign-in sheet of game {game.number} saved.")
+            return redirect("game_sign_in", slug=slug, number=number)
+    rows = [
+        {
+            "player": m.user,
+            "attended": m.user_id in sheet,
+            "waiver": _waiver(sheet.get(m.user_id)),
+        }
+        for m in players
+    ]
+    return render(
+        request,
+        "chronicle/sign_in.html",
+        {
+            "membership": membership,
+            "chronicle": membership.chronicle,
+            "game": game,
+            "rows": rows,
+            "error": error,
+        },
+        status=status,
+    )
+
+
+def _waiver(entry: Any) -> bool:
+    if entry is None:
+        return False
+    if isinstance(entry, dict):
+        return bool(entry["waiver_signed"])
+    return bool(entry.waiver_signed)
+
+
+@login_required
+def cycle_list(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    return render(
+        request,
+        "chronicle/cycle_list.html",
+        {
+            "membership": membership,
+            "chronicle": membership.chronicle,
+            "cycles": access.cycles_visible_to(membership).order_by("-deadline_at"),
+        },
+    )
+
+
+@login_required
+def cycle_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    cycle = access.cycle_for(membership, number)
+    return render(
+        request,
+        "chronicle/cycle_detail.html",
+        {
+            "membership": membership,
+            "chronicle": membership.chronicle,
+            "cycle": cycle,
+            "is_staff": access.is_staff(membership),
+            "now": timezone.now(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    cycle = access.cycle_for_edit(membership, number)
+    if services.cycle_close(cycle=cycle, by=access.acting_user(request.user)):
+        messages.success(request, "The cycle is closed; submissions are locked.")
+    else:
+        messages.info(request, "This cycle was already closed.")
+    return redirect("cycle_detail", slug=slug, number=number)
+
+
+@require_GET
+@never_cache
+def health(request: HttpRequest) -> JsonResponse:
+    """Liveness of the two things the app cannot work without; 503 if either is down."""
+    report: dict[str, str] = {}
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        report["database"] = "ok"
+    except Exception as exc:  # any failure means "down"; say which
+        report["database"] = f"error: {type(exc).__name__}"
+    try:
+        with celery_app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        report["broker"] = "ok"
+    except Exception as exc:
+        report["broker"] = f"error: {type(exc).__name__}"
+    healthy = all(value == "ok" for value in report.values())
+    return JsonResponse(
+        {"status": "ok" if healthy else "error", **report}, status=200 if healthy else 503
+    )
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _wants_json(request):
+        return json_error(request, "not_found", "Not found.", 404)
+    return render(request, "404.html", status=404)
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    message = str(exception) if exception and str(exception) else "You may not do this."
+    if _wants_json(request):
+        return json_error(request, "permission_denied", message, 403)
+    return render(request, "403.html", {"message": message}, status=403)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if _wants_json(request):
+        return json_error(request, "bad_request", "The request could not be understood.", 400)
+    return render(request, "400.html", status=400)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _wants_json(request):
+        return json_error(request, "server_error", "Something went wrong on our side.", 500)
+    return render(request, "500.html", status=500)
+
+
+def api_not_found(request: HttpRequest, rest: str) -> JsonResponse:
+    return json_error(request, "not_found", "No such endpoint.", 404)
