@@ -1,0 +1,114 @@
+"""/health, the demo chronicle, the schema, and the API's one error shape."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from chronicle.celery import app as celery_app
+from chronicle.models import Attendance, Chronicle, Cycle, CycleStatus, Game, Membership, Role
+from tests.conftest import World
+
+
+@pytest.mark.django_db
+def test_health_reports_database_and_broker() -> None:
+    response = Client().get("/health")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok"}
+
+
+@pytest.mark.django_db
+def test_health_says_which_part_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise ConnectionRefusedError("broker down")
+
+    monkeypatch.setattr(celery_app, "connection_for_write", refuse)
+    response = Client().get("/health")
+    assert response.status_code == 503
+    body = response.json()
+    assert body["database"] == "ok"
+    assert body["broker"].startswith("error")
+
+
+@pytest.mark.django_db
+def test_seed_demo_is_idempotent() -> None:
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    call_command("seed_demo", stdout=out)
+    chronicle = Chronicle.objects.get(slug="elysium-nights")
+    roles = list(Membership.objects.filter(chronicle=chronicle).values_list("role", flat=True))
+    assert roles.count(Role.ADMIN) == 1
+    assert roles.count(Role.STORYTELLER) == 2
+    assert roles.count(Role.PLAYER) == 6
+    assert Game.objects.filter(chronicle=chronicle).count() == 3
+    assert Attendance.objects.filter(game__chronicle=chronicle).count() == 15
+    statuses = list(
+        Cycle.objects.filter(chronicle=chronicle)
+        .order_by("deadline_at")
+        .values_list("status", flat=True)
+    )
+    assert statuses == [CycleStatus.CLOSED, CycleStatus.CLOSED, CycleStatus.OPEN]
+    printed = out.getvalue()
+    assert "st_lucia" in printed and "nightfall-demo-2026" in printed
+    login = Client().post(
+        "/accounts/login/", {"username": "st_lucia", "password": "nightfall-demo-2026"}
+    )
+    assert login.status_code == 302 and login["Location"] == "/"
+
+
+def test_schema_and_docs_are_served(world: World) -> None:
+    client = world.client("player_alice")
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    assert "/api/chronicles/{slug}/games/{number}/attendance/" in paths
+    assert client.get("/api/docs/").status_code == 200
+    # Outside DEBUG (as here) the schema is behind a login unless API_SCHEMA_PUBLIC=1.
+    assert Client().get("/api/schema/").status_code == 401
+
+
+def test_schema_validates_without_warnings() -> None:
+    out = io.StringIO()
+    call_command("spectacular", "--validate", "--fail-on-warn", stdout=out)
+    assert "openapi" in out.getvalue()
+
+
+def test_not_found_looks_the_same_for_missing_and_forbidden(world: World) -> None:
+    stranger = world.client("outsider").get("/api/chronicles/nightfall/games/1/")
+    member_missing = world.client("player_alice").get("/api/chronicles/no-such-city/games/1/")
+    assert stranger.status_code == member_missing.status_code == 404
+    assert (
+        stranger.json()
+        == member_missing.json()
+        == {"error": {"code": "not_found", "message": "No such chronicle."}}
+    )
+
+
+def test_unknown_api_path_answers_json(world: World) -> None:
+    response = world.client("player_alice").get("/api/no-such-thing/")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_validation_errors_name_the_field(world: World) -> None:
+    response = world.client("storyteller").post(
+        "/api/chronicles/nightfall/games/",
+        {"date": "2024-03-09", "number": 1},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid"
+    assert "already a game 1" in error["fields"]["number"][0]
+
+
+def test_malformed_json_is_a_clear_400(world: World) -> None:
+    response = world.client("storyteller").post(
+        "/api/chronicles/nightfall/games/", "{not json", content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "parse_error"

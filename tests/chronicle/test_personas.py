@@ -1,0 +1,230 @@
+"""Every page and endpoint of the chronicle app, as every persona (DESIGN.md "Who may see what").
+
+Members of a chronicle read it; only its storytellers and admins change it (403 for players);
+anyone outside it, including another chronicle's storyteller, gets 404: they may not learn that
+the chronicle or its objects exist.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import zoneinfo
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import time_machine
+
+from chronicle.models import Attendance, CycleStatus, Game
+from chronicle.services import SignIn, attendance_record
+from tests.conftest import PERSONAS, World
+
+NY = zoneinfo.ZoneInfo("America/New_York")
+GAME_NIGHT = dt.datetime(2024, 3, 9, 22, 0, tzinfo=NY)
+
+MEMBERS = {"admin": 200, "storyteller": 200, "player_alice": 200, "player_bob": 200}
+STRANGERS = {"outsider": 404, "other_storyteller": 404}
+
+
+def staff_only(ok: int) -> dict[str, int]:
+    return {"admin": ok, "storyteller": ok, "player_alice": 403, "player_bob": 403, **STRANGERS}
+
+
+def members(ok: int = 200) -> dict[str, int]:
+    return {name: ok for name in MEMBERS} | STRANGERS
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    method: str
+    url: str
+    expected: dict[str, int]
+    anonymous: int
+    body: dict[str, Any] = field(default_factory=dict)
+
+
+GAME_FORM = {"date": "2024-04-06", "start_time": "19:30", "place": "Crypt", "notes": ""}
+
+PAGES = [
+    Case("dashboard", "get", "/c/nightfall/", members(), 302),
+    Case("games", "get", "/c/nightfall/games/", members(), 302),
+    Case("game", "get", "/c/nightfall/games/1/", members(), 302),
+    Case("missing-game", "get", "/c/nightfall/games/99/", members(404), 302),
+    Case("game-new-form", "get", "/c/nightfall/games/new/", staff_only(200), 302),
+    Case("game-new", "post", "/c/nightfall/games/new/", staff_only(302), 302, GAME_FORM),
+    Case("game-edit-form", "get", "/c/nightfall/games/1/edit/", staff_only(200), 302),
+    Case("game-edit", "post", "/c/nightfall/games/1/edit/", staff_only(302), 302, GAME_FORM),
+    Case("sign-in-sheet", "get", "/c/nightfall/games/1/sign-in/", staff_only(200), 302),
+    Case("sign-in-save", "post", "/c/nightfall/games/1/sign-in/", staff_only(302), 302),
+    Case("cycles", "get", "/c/nightfall/cycles/", members(), 302),
+    Case("cycle", "get", "/c/nightfall/cycles/1/", members(), 302),
+    Case("cycle-close", "post", "/c/nightfall/cycles/1/close/", staff_only(302), 302),
+    Case(
+        "other-chronicle-game",
+        "get",
+        "/c/other-city/games/1/",
+        {name: 404 for name in PERSONAS} | {"other_storyteller": 200},
+        302,
+    ),
+]
+
+API_GAME = {"date": "2024-04-06", "place": "Crypt"}
+API_SHEET = {"lines": [{"player_id": 0, "attended": True, "waiver_signed": True}]}
+
+ENDPOINTS = [
+    Case("chronicle", "get", "/api/chronicles/nightfall/", members(), 401),
+    Case("memberships", "get", "/api/chronicles/nightfall/memberships/", members(), 401),
+    Case("games", "get", "/api/chronicles/nightfall/games/", members(), 401),
+    Case("game", "get", "/api/chronicles/nightfall/games/1/", members(), 401),
+    Case("missing-game", "get", "/api/chronicles/nightfall/games/99/", members(404), 401),
+    Case("game-create", "post", "/api/chronicles/nightfall/games/", staff_only(201), 401, API_GAME),
+    Case(
+        "game-create-invalid",
+        "post",
+        "/api/chronicles/nightfall/games/",
+        staff_only(400),
+        401,
+        {"date": "next tuesday"},
+    ),
+    Case(
+        "game-patch",
+        "patch",
+        "/api/chronicles/nightfall/games/1/",
+        staff_only(200),
+        401,
+        {"place": "Crypt"},
+    ),
+    Case("attendance", "get", "/api/chronicles/nightfall/games/1/attendance/", members(), 401),
+    Case(
+        "attendance-put",
+        "put",
+        "/api/chronicles/nightfall/games/1/attendance/",
+        staff_only(200),
+        401,
+        API_SHEET,
+    ),
+    Case("cycles", "get", "/api/chronicles/nightfall/cycles/", members(), 401),
+    Case("cycle", "get", "/api/chronicles/nightfall/cycles/1/", members(), 401),
+    Case("cycle-close", "post", "/api/chronicles/nightfall/cycles/1/close/", staff_only(200), 401),
+    Case(
+        "other-chronicle",
+        "get",
+        "/api/chronicles/other-city/games/",
+        {name: 404 for name in PERSONAS} | {"other_storyteller": 200},
+        401,
+    ),
+]
+
+
+@pytest.fixture(autouse=True)
+def game_night() -> Iterator[None]:
+    with time_machine.travel(GAME_NIGHT, tick=False):
+        yield
+
+
+def _grid(cases: list[Case]) -> list[Any]:
+    return [
+        pytest.param(case, persona, id=f"{case.name}-{persona or 'anonymous'}")
+        for case in cases
+        for persona in [*PERSONAS, None]
+    ]
+
+
+def _send(world: World, case: Case, persona: str | None, api: bool) -> Any:
+    client = world.client(persona)
+    body = dict(case.body)
+    if case.name.startswith("sign-in-save"):
+        alice = world.users["player_alice"].pk
+        body = {f"attended-{alice}": "on", f"waiver-{alice}": "on"}
+    if case.name == "attendance-put":
+        body = {"lines": [{**API_SHEET["lines"][0], "player_id": world.users["player_bob"].pk}]}
+    call = getattr(client, case.method)
+    if api and case.method != "get":
+        return call(case.url, data=json.dumps(body), content_type="application/json")
+    return call(case.url, data=body) if body or case.method == "post" else call(case.url)
+
+
+@pytest.mark.parametrize(("case", "persona"), _grid(PAGES))
+def test_pages(world: World, case: Case, persona: str | None) -> None:
+    response = _send(world, case, persona, api=False)
+    expected = case.expected[persona] if persona else case.anonymous
+    assert response.status_code == expected, response.content[:300]
+    if persona is None:
+        assert response["Location"].startswith("/accounts/login/?next=")
+
+
+@pytest.mark.parametrize(("case", "persona"), _grid(ENDPOINTS))
+def test_endpoints(world: World, case: Case, persona: str | None) -> None:
+    response = _send(world, case, persona, api=True)
+    expected = case.expected[persona] if persona else case.anonymous
+    assert response.status_code == expected, response.content[:300]
+    if expected >= 400:
+        error = response.json()["error"]
+        assert error["code"] and error["message"]
+        # The same body for "does not exist" and "not yours": nothing to tell them apart.
+        if expected == 404:
+            assert error == {"code": "not_found", "message": "No such chronicle."} or (
+                "No such" in error["message"]
+            )
+
+
+def test_writes_by_players_change_nothing(world: World) -> None:
+    client = world.client("player_alice")
+    client.post("/c/nightfall/games/new/", GAME_FORM)
+    client.post("/api/chronicles/nightfall/games/", API_GAME, content_type="application/json")
+    client.post("/c/nightfall/cycles/1/close/")
+    assert Game.objects.filter(chronicle=world.chronicle).count() == 1
+    world.game.cycle.refresh_from_db()
+    assert world.game.cycle.status == CycleStatus.OPEN
+
+
+def test_a_player_sees_only_their_own_line_of_the_sheet(world: World) -> None:
+    attendance_record(
+        game=world.game,
+        lines=[
+            SignIn(world.users["player_alice"].pk, True, True),
+            SignIn(world.users["player_bob"].pk, True, False),
+        ],
+        by=world.users["storyteller"],
+    )
+    page = world.client("player_alice").get("/c/nightfall/games/1/").content.decode()
+    assert "player_alice" in page and "player_bob" not in page
+    rows = world.client("player_alice").get("/api/chronicles/nightfall/games/1/attendance/").json()
+    assert [row["username"] for row in rows] == ["player_alice"]
+    staff_rows = (
+        world.client("storyteller").get("/api/chronicles/nightfall/games/1/attendance/").json()
+    )
+    assert sorted(row["username"] for row in staff_rows) == ["player_alice", "player_bob"]
+
+
+def test_roster_is_staff_only(world: World) -> None:
+    players_view = world.client("player_bob").get("/api/chronicles/nightfall/memberships/").json()
+    assert [m["username"] for m in players_view["results"]] == ["player_bob"]
+    staff_view = world.client("admin").get("/api/chronicles/nightfall/memberships/").json()
+    assert {m["username"] for m in staff_view["results"]} == {
+        "admin",
+        "storyteller",
+        "player_alice",
+        "player_bob",
+    }
+
+
+def test_no_chronicle_sees_anothers_data(world: World) -> None:
+    mine = world.client("storyteller").get("/api/chronicles/").json()
+    assert [c["slug"] for c in mine["results"]] == ["nightfall"]
+    theirs = world.client("other_storyteller").get("/api/chronicles/").json()
+    assert [c["slug"] for c in theirs["results"]] == ["other-city"]
+    assert world.client("outsider").get("/api/chronicles/").json()["results"] == []
+    dashboard = world.client("storyteller").get("/c/nightfall/").content.decode()
+    assert "other_storyteller" not in dashboard and "Other City" not in dashboard
+    # A stranger's sign-in sheet write is refused before its input is even read.
+    response = world.client("other_storyteller").put(
+        "/api/chronicles/nightfall/games/1/attendance/",
+        data=json.dumps({"lines": "garbage"}),
+        content_type="application/json",
+    )
+    assert response.status_code == 404
+    assert not Attendance.objects.filter(game=world.game).exists()

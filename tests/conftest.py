@@ -1,0 +1,120 @@
+"""Shared fixtures: the personas, and the services a test may need.
+
+A test that needs PostgreSQL, Redis or Chromium skips when it is absent, unless
+CHRONICLE_REQUIRE_SERVICES=1 (as in CI), where it fails: CI can never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test import Client
+
+from chronicle import services
+from chronicle.models import Chronicle, Game, Role
+
+REQUIRE_SERVICES = os.environ.get("CHRONICLE_REQUIRE_SERVICES") == "1"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+
+def service_missing(reason: str) -> None:
+    """Skip the test, or fail it when services are required."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"CHRONICLE_REQUIRE_SERVICES=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def postgres() -> None:
+    if connection.vendor != "postgresql":
+        service_missing("this test needs PostgreSQL (set DATABASE_URL=postgres://...)")
+
+
+@pytest.fixture
+def redis_broker() -> str:
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith("redis://"):
+        service_missing("this test needs a Redis broker (set CELERY_BROKER_URL=redis://...)")
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.RedisError as exc:
+        service_missing(f"Redis at {url} does not answer: {exc}")
+    return url
+
+
+@pytest.fixture
+def chromium() -> str:
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        service_missing(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    return CHROMIUM
+
+
+# --- Personas ---------------------------------------------------------------------------------
+
+PASSWORD = "correct-horse-battery-staple"
+
+
+@dataclass
+class World:
+    """Two chronicles and one user per persona. `other` has its own storyteller and game."""
+
+    chronicle: Chronicle
+    other: Chronicle
+    users: dict[str, Any]
+    game: Game
+    other_game: Game
+
+    def client(self, persona: str | None) -> Client:
+        client = Client()
+        if persona is not None:
+            client.force_login(self.users[persona])
+        return client
+
+
+PERSONAS = ["admin", "storyteller", "player_alice", "player_bob", "outsider", "other_storyteller"]
+
+
+@pytest.fixture
+def make_user(db: None) -> Callable[..., Any]:
+    def make(username: str, **extra: Any) -> Any:
+        return get_user_model().objects.create_user(
+            username=username, email=f"{username}@example.com", password=PASSWORD, **extra
+        )
+
+    return make
+
+
+@pytest.fixture
+def world(db: None, make_user: Callable[..., Any]) -> World:
+    chronicle = services.chronicle_create(
+        name="Nightfall", slug="nightfall", timezone_name="America/New_York"
+    )
+    other = services.chronicle_create(
+        name="Other City", slug="other-city", timezone_name="Europe/Berlin"
+    )
+    users = {name: make_user(name) for name in PERSONAS}
+    roles = {
+        "admin": Role.ADMIN,
+        "storyteller": Role.STORYTELLER,
+        "player_alice": Role.PLAYER,
+        "player_bob": Role.PLAYER,
+    }
+    for name, role in roles.items():
+        services.membership_add(chronicle=chronicle, user=users[name], role=role)
+    services.membership_add(chronicle=other, user=users["other_storyteller"], role=Role.STORYTELLER)
+    game = services.game_create(
+        chronicle=chronicle, date=dt.date(2024, 3, 9), place="Elysium", notes="first game"
+    )
+    other_game = services.game_create(chronicle=other, date=dt.date(2024, 3, 9), place="Berlin")
+    return World(chronicle=chronicle, other=other, users=users, game=game, other_game=other_game)
