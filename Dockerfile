@@ -1,0 +1,18 @@
+# The image docker-compose.yml runs as web, worker and beat. (Not buildable on the development
+# machines, which have no Docker engine; tests check the compose file's shape instead.)
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY chronicle chronicle
+COPY characters characters
+COPY havens havens
+COPY downtimes downtimes
+COPY templates templates
+COPY manage.py ./
+RUN pip install --no-cache-dir . \
+    && SECRET_KEY=build-only DEBUG=0 python manage.py collectstatic --noinput
+RUN useradd --system --home /app chronicle && mkdir -p /app/var && chown chronicle /app/var
+USER chronicle
+EXPOSE 8000
+CMD ["gunicorn", "chronicle.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
