@@ -18,6 +18,9 @@ from .models import Attendance, Chronicle, Cycle, Game, Membership, Role
 User = AuthUser | AnonymousUser
 
 STAFF_ROLES = frozenset({Role.STORYTELLER, Role.ADMIN})
+# Numbers in URLs beyond a database integer cannot name anything; answer 404 before the
+# database refuses them with an error.
+MAX_ID = 2**31 - 1
 
 
 # --- Primitives --------------------------------------------------------------------------------
@@ -91,6 +94,8 @@ def games_visible_to(membership: Membership) -> QuerySet[Game]:
 
 
 def game_for(membership: Membership, number: int) -> Game:
+    if not 0 < number <= MAX_ID:
+        raise Http404("No such game.")
     try:
         return games_visible_to(membership).get(number=number)
     except Game.DoesNotExist:
@@ -121,6 +126,8 @@ def cycles_visible_to(membership: Membership) -> QuerySet[Cycle]:
 
 
 def cycle_for(membership: Membership, game_number: int) -> Cycle:
+    if not 0 < game_number <= MAX_ID:
+        raise Http404("No such cycle.")
     try:
         return cycles_visible_to(membership).get(game__number=game_number)
     except Cycle.DoesNotExist:

@@ -65,7 +65,10 @@ class CycleSummarySerializer(serializers.ModelSerializer):
 
 class GameSerializer(serializers.ModelSerializer):
     number = serializers.IntegerField(
-        min_value=1, required=False, help_text="Omit to take the next number."
+        min_value=1,
+        max_value=services.MAX_GAME_NUMBER,
+        required=False,
+        help_text="Omit to take the next number.",
     )
     cycle = CycleSummarySerializer(read_only=True)
 
@@ -91,7 +94,7 @@ class AttendanceSerializer(serializers.ModelSerializer):
 
 
 class SignInLineSerializer(serializers.Serializer):
-    player_id = serializers.IntegerField()
+    player_id = serializers.IntegerField(min_value=1, max_value=access.MAX_ID)
     attended = serializers.BooleanField()
     waiver_signed = serializers.BooleanField(default=False)
 

@@ -6,13 +6,14 @@ from typing import Any
 from django import forms
 
 from .models import Game
-from .services import SignIn
+from .services import MAX_GAME_NUMBER, SignIn
 
 
 class GameForm(forms.ModelForm):
     number = forms.IntegerField(
         required=False,
         min_value=1,
+        max_value=MAX_GAME_NUMBER,
         help_text="Leave empty for the next number.",
     )
 

@@ -38,7 +38,10 @@ def downtime_deadline(
     if _require_int("weeks_after", weeks_after) < 1:
         raise ValueError("weeks_after must be at least 1.")
     days_to_first = (weekday - game_date.weekday()) % 7 or 7
-    return game_date + dt.timedelta(days=days_to_first + 7 * (weeks_after - 1))
+    try:
+        return game_date + dt.timedelta(days=days_to_first + 7 * (weeks_after - 1))
+    except OverflowError:
+        raise ValueError(f"{game_date} is too far in the future to have a deadline.") from None
 
 
 def deadline_moment(

@@ -28,12 +28,17 @@ from .models import (
     Role,
 )
 
+MAX_GAME_NUMBER = 100_000
+
 
 def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
     """DT-01, in the chronicle's time zone, with its weeks-after-game setting."""
-    day = rules.downtime_deadline(
-        game_date, weeks_after=chronicle.house_rules.deadline_weeks_after_game
-    )
+    try:
+        day = rules.downtime_deadline(
+            game_date, weeks_after=chronicle.house_rules.deadline_weeks_after_game
+        )
+    except ValueError as exc:
+        raise ValidationError({"date": str(exc)}) from exc
     return rules.deadline_moment(day, chronicle.tz)
 
 
@@ -56,8 +61,8 @@ def game_create(
     Chronicle.objects.select_for_update().filter(pk=chronicle.pk).first()
     if number is None:
         number = (Game.objects.filter(chronicle=chronicle).aggregate(m=Max("number"))["m"] or 0) + 1
-    elif number < 1:
-        raise ValidationError({"number": "A game number starts at 1."})
+    elif not 1 <= number <= MAX_GAME_NUMBER:
+        raise ValidationError({"number": f"A game number is from 1 to {MAX_GAME_NUMBER}."})
     if Game.objects.filter(chronicle=chronicle, number=number).exists():
         raise ValidationError({"number": f"There is already a game {number} in this chronicle."})
     game = Game.objects.create(
@@ -231,9 +236,7 @@ def cycles_close_due(*, now: dt.datetime | None = None) -> list[int]:
     return due
 
 
-def cycle_close(
-    *, cycle: Cycle, by: User | None, now: dt.datetime | None = None
-) -> bool:
+def cycle_close(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> bool:
     """An ST closes a cycle before its deadline. Returns False when it was already closed."""
     now = now or timezone.now()
     try:

@@ -157,9 +157,7 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     game = access.game_for_edit(membership, number)
     players = list(access.players_of(membership).order_by("user__username"))
-    sheet: dict[int, Any] = {
-        a.player_id: a for a in access.attendance_visible_to(membership, game)
-    }
+    sheet: dict[int, Any] = {a.player_id: a for a in access.attendance_visible_to(membership, game)}
     error = ""
     status = 200
     if request.method == "POST":

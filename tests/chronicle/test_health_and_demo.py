@@ -112,3 +112,56 @@ def test_malformed_json_is_a_clear_400(world: World) -> None:
     )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "parse_error"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        pytest.param("/c/nightfall/games/99999999999999999999/", id="page-huge-game"),
+        pytest.param("/c/nightfall/cycles/99999999999999999999/", id="page-huge-cycle"),
+        pytest.param("/api/chronicles/nightfall/games/99999999999999999999/", id="api-huge-game"),
+        pytest.param("/api/chronicles/nightfall/cycles/2147483648/", id="api-huge-cycle"),
+    ],
+)
+def test_numbers_beyond_the_database_are_404(world: World, url: str) -> None:
+    assert world.client("storyteller").get(url).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        pytest.param({"date": "2024-04-06", "number": 2**40}, "number", "less than", id="huge"),
+        pytest.param({"date": "9999-12-30"}, "date", "too far in the future", id="far-date"),
+        pytest.param({"date": "2024-02-30"}, "date", "Date has wrong format", id="no-such-day"),
+        pytest.param({"date": "2024-04-06", "place": "x" * 201}, "place", "200", id="long"),
+    ],
+)
+def test_bad_game_input_is_a_400_naming_the_field(
+    world: World, body: dict[str, Any], field: str, words: str
+) -> None:
+    response = world.client("storyteller").post(
+        "/api/chronicles/nightfall/games/", body, content_type="application/json"
+    )
+    assert response.status_code == 400, response.content
+    assert words in " ".join(response.json()["error"]["fields"][field])
+
+
+def test_bad_game_form_keeps_what_was_typed(world: World) -> None:
+    response = world.client("storyteller").post(
+        "/c/nightfall/games/new/",
+        {"date": "9999-12-30", "place": "The Old Theater", "notes": "bring capes"},
+    )
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "too far in the future" in page
+    assert 'value="The Old Theater"' in page and "bring capes" in page
+
+
+def test_attendance_api_refuses_strangers_by_name(world: World) -> None:
+    response = world.client("storyteller").put(
+        "/api/chronicles/nightfall/games/1/attendance/",
+        {"lines": [{"player_id": world.users["outsider"].pk, "attended": True}]},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "Only players of this chronicle" in response.json()["error"]["message"]
