@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from typing import Any
 
 from django import forms
 
 from .models import Game
+from .rules import HOUSE_RULE_FIELDS, HouseRules
 from .services import MAX_GAME_NUMBER, SignIn
 
 
@@ -55,3 +57,30 @@ def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[Si
         )
         for pid in player_ids
     ]
+
+
+class HouseRulesForm(forms.Form):
+    """One field per house-rule setting (chronicle.rules.HouseRules), labelled with its rule ID."""
+
+    def __init__(self, *args: Any, current: HouseRules, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, spec in HOUSE_RULE_FIELDS.items():
+            meta = spec.metadata
+            label = f"{meta['label']} ({meta['rule']})"
+            value = getattr(current, name)
+            default = spec.default
+            help_text = f"Default: {default}"
+            field: forms.Field
+            if meta["choices"]:
+                field = forms.ChoiceField(choices=[(c, c) for c in meta["choices"]])
+                value = str(value)
+            elif isinstance(default, bool):
+                field = forms.BooleanField(required=False)
+            elif isinstance(default, Decimal):
+                field = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2)
+            else:
+                field = forms.IntegerField(min_value=0, max_value=1000)
+            field.label = label
+            field.help_text = help_text
+            field.initial = value
+            self.fields[name] = field

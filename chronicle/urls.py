@@ -23,6 +23,7 @@ chronicle_pages = [
     path("games/<int:number>/", views.game_detail, name="game_detail"),
     path("games/<int:number>/edit/", views.game_edit, name="game_edit"),
     path("games/<int:number>/sign-in/", views.game_sign_in, name="game_sign_in"),
+    path("settings/", views.house_rules, name="house_rules"),
     path("cycles/", views.cycle_list, name="cycle_list"),
     path("cycles/<int:number>/", views.cycle_detail, name="cycle_detail"),
     path("cycles/<int:number>/close/", views.cycle_close, name="cycle_close"),

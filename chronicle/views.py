@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from . import access, services
 from .api_errors import json_error
 from .celery import app as celery_app
-from .forms import GameForm, sign_in_lines
+from .forms import GameForm, HouseRulesForm, sign_in_lines
 from .models import CycleStatus
 
 
@@ -247,6 +247,30 @@ def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     else:
         messages.info(request, "This cycle was already closed.")
     return redirect("cycle_detail", slug=slug, number=number)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
+    """The chronicle's house-rule settings (every INTERPRETATION of SPEC), for its admins."""
+    membership = access.membership_for(request.user, slug)
+    access.require_admin(membership)
+    chronicle = membership.chronicle
+    form = HouseRulesForm(request.POST or None, current=chronicle.house_rules)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.chronicle_house_rules_update(chronicle=chronicle, overrides=form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            messages.success(request, "House rules saved.")
+            return redirect("house_rules", slug=slug)
+    return render(
+        request,
+        "chronicle/house_rules.html",
+        {"membership": membership, "chronicle": chronicle, "form": form},
+        status=400 if request.method == "POST" else 200,
+    )
 
 
 @require_GET

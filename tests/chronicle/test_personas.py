@@ -32,6 +32,10 @@ def staff_only(ok: int) -> dict[str, int]:
     return {"admin": ok, "storyteller": ok, "player_alice": 403, "player_bob": 403, **STRANGERS}
 
 
+def admin_only(ok: int) -> dict[str, int]:
+    return {**staff_only(ok), "storyteller": 403}
+
+
 def members(ok: int = 200) -> dict[str, int]:
     return {name: ok for name in MEMBERS} | STRANGERS
 
@@ -59,6 +63,7 @@ PAGES = [
     Case("game-edit", "post", "/c/nightfall/games/1/edit/", staff_only(302), 302, GAME_FORM),
     Case("sign-in-sheet", "get", "/c/nightfall/games/1/sign-in/", staff_only(200), 302),
     Case("sign-in-save", "post", "/c/nightfall/games/1/sign-in/", staff_only(302), 302),
+    Case("house-rules", "get", "/c/nightfall/settings/", admin_only(200), 302),
     Case("cycles", "get", "/c/nightfall/cycles/", members(), 302),
     Case("cycle", "get", "/c/nightfall/cycles/1/", members(), 302),
     Case("cycle-close", "post", "/c/nightfall/cycles/1/close/", staff_only(302), 302),
@@ -228,3 +233,27 @@ def test_no_chronicle_sees_anothers_data(world: World) -> None:
     )
     assert response.status_code == 404
     assert not Attendance.objects.filter(game=world.game).exists()
+
+
+def test_admin_changes_a_house_rule(world: World) -> None:
+    client = world.client("admin")
+    form = client.get("/c/nightfall/settings/").context["form"]
+    data = {name: value for name, value in form.initial.items()}
+    data.update({name: field.initial for name, field in form.fields.items()})
+    data = {k: v for k, v in data.items() if v is not False}  # unticked boxes are not sent
+    data["willpower_cost"] = "4"
+    data["ventrue_herd_mode"] = "half_yield"
+    response = client.post("/c/nightfall/settings/", data)
+    assert response.status_code == 302
+    world.chronicle.refresh_from_db()
+    assert world.chronicle.house_rule_overrides == {
+        "willpower_cost": 4,
+        "ventrue_herd_mode": "half_yield",
+    }
+
+    data["willpower_cost"] = "-2"
+    response = client.post("/c/nightfall/settings/", data)
+    assert response.status_code == 400
+    assert "greater than or equal to 0" in response.content.decode()
+    world.chronicle.refresh_from_db()
+    assert world.chronicle.house_rules.willpower_cost == 4
