@@ -29,7 +29,7 @@ run: $(VENV)/.installed-run | var
 	$(MANAGE) migrate --noinput
 	$(MANAGE) seed_demo
 	@echo "Chronicle on http://127.0.0.1:8000/  (API docs: /api/docs/, health: /health)"
-	@trap 'kill 0' INT TERM EXIT; \
+	@trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT; \
 	$(CELERY) -A chronicle worker --beat --pool=solo --without-mingle --without-gossip \
 		--loglevel=INFO --schedule=var/celerybeat-schedule & \
 	$(MANAGE) runserver 127.0.0.1:8000
