@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 MANAGE := $(PY) manage.py
 CELERY := $(VENV)/bin/celery
 
-.PHONY: run test lint typecheck fmt clean
+.PHONY: run test lint typecheck fmt clean bench
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,3 +51,6 @@ fmt: $(VENV)/.installed-test
 
 clean:
 	rm -rf var $(VENV)
+
+bench: $(VENV)/.installed-run
+	$(PY) bench/run.py

@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import exceptions, mixins, serializers, status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -249,3 +250,20 @@ class CycleViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
                 status=status.HTTP_409_CONFLICT,
             )
         return Response(CycleSerializer(cycle).data)
+
+
+class TokenView(ObtainAuthToken):
+    """Exchange a username and password for an API token; throttled like the login page."""
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        try:
+            return super().post(request, *args, **kwargs)
+        except exceptions.ValidationError:
+            # django-axes marks the request it was given (DRF's, here) when the account is
+            # locked; without this the client would see an ordinary "wrong password".
+            if getattr(request, "axes_locked_out", False):
+                return Response(
+                    error_body("locked_out", "Too many failed log-ins; try again later."),
+                    status=status.HTTP_429_TOO_MANY_REQUESTS,
+                )
+            raise

@@ -261,13 +261,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's filesystem transport does not create its folders; a fresh clone has none.
-    for _folder in ("queue", "processed"):
+    for _folder in ("queue", "processed", "control"):
         (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS.update(
         {
             "data_folder_in": str(_BROKER_DIR / "queue"),
             "data_folder_out": str(_BROKER_DIR / "queue"),
             "processed_folder": str(_BROKER_DIR / "processed"),
+            # Else kombu writes its broadcast exchanges to ./control in the working directory.
+            "control_folder": str(_BROKER_DIR / "control"),
             "store_processed": False,
         }
     )

@@ -3,7 +3,6 @@
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.routers import SimpleRouter
 
 from chronicle import api, views
@@ -34,7 +33,7 @@ urlpatterns = [
     path("health", views.health, name="health"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("c/<slug:slug>/", include(chronicle_pages)),
-    path("api/auth/token/", ObtainAuthToken.as_view(), name="api-token"),
+    path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include(router.urls)),
