@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
+from chronicle.rules import whole_number
+
 # --- Validation helpers ------------------------------------------------------------------------
 
 
@@ -30,14 +32,8 @@ class RuleViolation(ValueError):
 
 
 def _int(name: str, value: object, *, minimum: int | None = 0, maximum: int | None = None) -> int:
-    # bool is an int subclass: True as a count is a caller's mistake, not a 1.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}.")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
-    return value
+    """A count of these rules: zero or more unless said otherwise (chronicle.rules checks)."""
+    return whole_number(name, value, minimum=minimum, maximum=maximum)
 
 
 HALF = Decimal("0.5")

@@ -15,10 +15,17 @@ from typing import Any
 TUESDAY = 1  # date.weekday(): Monday is 0
 
 
-def _require_int(name: str, value: object) -> int:
-    # bool is an int subclass; True as a vote count is a caller's mistake, not a 1.
+def whole_number(
+    name: str, value: object, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """Every app's rules check their counts through this: a clear ValueError, never a wrong
+    number. bool is an int subclass; True as a count is a caller's mistake, not a 1."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a whole number, got {value!r}.")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
     return value
 
 
@@ -33,9 +40,9 @@ def downtime_deadline(
     """
     if isinstance(game_date, dt.datetime) or not isinstance(game_date, dt.date):
         raise ValueError(f"game_date must be a date (without a time), got {game_date!r}.")
-    if not 0 <= _require_int("weekday", weekday) <= 6:
+    if not 0 <= whole_number("weekday", weekday) <= 6:
         raise ValueError("weekday must be 0 (Monday) to 6 (Sunday).")
-    if _require_int("weeks_after", weeks_after) < 1:
+    if whole_number("weeks_after", weeks_after) < 1:
         raise ValueError("weeks_after must be at least 1.")
     days_to_first = (weekday - game_date.weekday()) % 7 or 7
     try:
@@ -54,8 +61,8 @@ def deadline_moment(
 def supermajority_passes(yes: int, eligible: int) -> bool:
     """GEN-03 / GEN-04: a decision passes with yes votes from at least two thirds of everyone
     eligible (all current STs, or all current players), whether they voted or not."""
-    yes = _require_int("yes", yes)
-    eligible = _require_int("eligible", eligible)
+    yes = whole_number("yes", yes)
+    eligible = whole_number("eligible", eligible)
     if eligible < 1:
         raise ValueError("At least one person must be eligible to vote.")
     if not 0 <= yes <= eligible:
@@ -76,8 +83,8 @@ def ratio_class(high: int, low: int, *, zero_low_is_automatic: bool = True) -> s
 
     INTERPRETATION (setting): a positive bid against 0 counts as automatic.
     """
-    high = _require_int("high", high)
-    low = _require_int("low", low)
+    high = whole_number("high", high)
+    low = whole_number("low", low)
     if low < 0:
         raise ValueError("Bids cannot be negative.")
     if high < low:

@@ -21,6 +21,19 @@ from .forms import GameForm, HouseRulesForm, sign_in_lines
 from .models import CycleStatus
 
 
+def _page(
+    request: HttpRequest, template: str, membership: Any, *, status: int = 200, **context: Any
+) -> HttpResponse:
+    """Render a page of one chronicle: every such page knows the membership, the chronicle and
+    whether the viewer is staff (the header and the templates' staff-only parts use them)."""
+    context |= {
+        "membership": membership,
+        "chronicle": membership.chronicle,
+        "is_staff": access.is_staff(membership),
+    }
+    return render(request, template, context, status=status)
+
+
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     memberships = list(access.memberships_of(request.user))
@@ -36,9 +49,6 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     games = access.games_visible_to(membership)
     today = services.chronicle_today(membership.chronicle, now)
     context: dict[str, Any] = {
-        "membership": membership,
-        "chronicle": membership.chronicle,
-        "is_staff": access.is_staff(membership),
         "next_game": games.filter(date__gte=today).order_by("date").first(),
         "open_cycles": list(
             access.cycles_visible_to(membership)
@@ -47,7 +57,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         ),
         "now": now,
     }
-    if context["is_staff"]:
+    if access.is_staff(membership):
         context["recent_games"] = list(games.filter(date__lte=today).order_by("-date")[:3])
         context["cycles_to_work"] = list(
             access.cycles_visible_to(membership)
@@ -59,7 +69,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         context["my_attendance"] = list(
             access.own_attendance(membership).order_by("-game__date")[:5]
         )
-    return render(request, "chronicle/dashboard.html", context)
+    return _page(request, "chronicle/dashboard.html", membership, **context)
 
 
 @login_required
@@ -67,16 +77,12 @@ def game_list(request: HttpRequest, slug: str) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     games = access.games_visible_to(membership).order_by("date", "number")
     today = services.chronicle_today(membership.chronicle, timezone.now())
-    return render(
+    return _page(
         request,
         "chronicle/game_list.html",
-        {
-            "membership": membership,
-            "chronicle": membership.chronicle,
-            "games": games,
-            "today": today,
-            "is_staff": access.is_staff(membership),
-        },
+        membership,
+        games=games,
+        today=today,
     )
 
 
@@ -95,29 +101,20 @@ def game_create(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Game {game.number} created; its downtime cycle is open.")
             return redirect("game_detail", slug=slug, number=game.number)
     status = 400 if request.method == "POST" else 200
-    return render(
-        request,
-        "chronicle/game_form.html",
-        {"membership": membership, "chronicle": membership.chronicle, "form": form},
-        status=status,
-    )
+    return _page(request, "chronicle/game_form.html", membership, form=form, status=status)
 
 
 @login_required
 def game_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     game = access.game_for(membership, number)
-    return render(
+    return _page(
         request,
         "chronicle/game_detail.html",
-        {
-            "membership": membership,
-            "chronicle": membership.chronicle,
-            "game": game,
-            "cycle": game.cycle,
-            "is_staff": access.is_staff(membership),
-            "attendance": list(access.attendance_visible_to(membership, game)),
-        },
+        membership,
+        game=game,
+        cycle=game.cycle,
+        attendance=list(access.attendance_visible_to(membership, game)),
     )
 
 
@@ -142,10 +139,12 @@ def game_edit(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         else:
             messages.success(request, f"Game {game.number} saved.")
             return redirect("game_detail", slug=slug, number=game.number)
-    return render(
+    return _page(
         request,
         "chronicle/game_form.html",
-        {"membership": membership, "chronicle": membership.chronicle, "form": form, "game": game},
+        membership,
+        form=form,
+        game=game,
         status=400 if request.method == "POST" else 200,
     )
 
@@ -184,16 +183,13 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         }
         for m in players
     ]
-    return render(
+    return _page(
         request,
         "chronicle/sign_in.html",
-        {
-            "membership": membership,
-            "chronicle": membership.chronicle,
-            "game": game,
-            "rows": rows,
-            "error": error,
-        },
+        membership,
+        game=game,
+        rows=rows,
+        error=error,
         status=status,
     )
 
@@ -209,14 +205,11 @@ def _waiver(entry: Any) -> bool:
 @login_required
 def cycle_list(request: HttpRequest, slug: str) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
-    return render(
+    return _page(
         request,
         "chronicle/cycle_list.html",
-        {
-            "membership": membership,
-            "chronicle": membership.chronicle,
-            "cycles": access.cycles_visible_to(membership).order_by("-deadline_at"),
-        },
+        membership,
+        cycles=access.cycles_visible_to(membership).order_by("-deadline_at"),
     )
 
 
@@ -224,16 +217,12 @@ def cycle_list(request: HttpRequest, slug: str) -> HttpResponse:
 def cycle_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     cycle = access.cycle_for(membership, number)
-    return render(
+    return _page(
         request,
         "chronicle/cycle_detail.html",
-        {
-            "membership": membership,
-            "chronicle": membership.chronicle,
-            "cycle": cycle,
-            "is_staff": access.is_staff(membership),
-            "now": timezone.now(),
-        },
+        membership,
+        cycle=cycle,
+        now=timezone.now(),
     )
 
 
@@ -265,10 +254,11 @@ def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, "House rules saved.")
             return redirect("house_rules", slug=slug)
-    return render(
+    return _page(
         request,
         "chronicle/house_rules.html",
-        {"membership": membership, "chronicle": chronicle, "form": form},
+        membership,
+        form=form,
         status=400 if request.method == "POST" else 200,
     )
 

@@ -15,17 +15,12 @@ from dataclasses import dataclass
 
 # RuleViolation is shared so callers catch one type for every app's multi-problem checks.
 from characters.rules import LEVEL_NUMBERS, RuleViolation
+from chronicle.rules import whole_number
 
 
 def _int(name: str, value: object, *, minimum: int | None = 0, maximum: int | None = None) -> int:
-    # bool is an int subclass: True as a count is a caller's mistake, not a 1.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}.")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
-    return value
+    """A count of these rules: zero or more unless said otherwise (chronicle.rules checks)."""
+    return whole_number(name, value, minimum=minimum, maximum=maximum)
 
 
 def _bools(name: str, values: Sequence[bool]) -> list[bool]:
