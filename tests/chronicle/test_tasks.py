@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 import time_machine
 from celery.contrib.testing.worker import start_worker
+from celery.fixups.django import DjangoWorkerFixup
 from celery.signals import task_postrun
+from django.conf import settings
 from django.db import OperationalError, connections
 
 from chronicle import services, tasks
@@ -27,8 +29,8 @@ def test_reliability_settings_are_in_force() -> None:
     assert conf.task_reject_on_worker_lost is True
     assert conf.worker_prefetch_multiplier == 1
     assert conf.broker_transport_options["visibility_timeout"] >= 3600
-    # Read by Celery's Django fixup under exactly this name.
-    assert conf.get("CELERY_DB_REUSE_MAX") or conf.get("db_reuse_max")
+    # Celery's Django fixup must see it, or each task opens a new database session.
+    assert DjangoWorkerFixup(app).db_reuse_max == settings.CELERY_DB_REUSE_MAX > 1
     task = app.tasks["chronicle.tasks.close_due_cycles"]
     assert OperationalError in task.autoretry_for
     assert task.retry_jitter is True and task.max_retries
