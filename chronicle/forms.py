@@ -47,16 +47,21 @@ class GameForm(forms.ModelForm):
 
 
 def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[SignIn]:
-    """Read the sign-in sheet's checkboxes (`attended-<id>`, `waiver-<id>`) for every player
-    shown on the sheet; an unticked box is simply absent from the POST."""
-    return [
-        SignIn(
+    """Read the sign-in sheet's checkboxes (`attended-<id>`, `waiver-<id>`) and keep only the
+    lines the ST changed, compared with the state the page showed (`was-<id>`, "10" for
+    attended without waiver). Two STs at the door each apply their own ticks, and neither
+    undoes the other's. An unticked box is simply absent from the POST."""
+    lines = []
+    for pid in player_ids:
+        line = SignIn(
             player_id=pid,
             attended=f"attended-{pid}" in data,
             waiver_signed=f"waiver-{pid}" in data,
         )
-        for pid in player_ids
-    ]
+        shown = str(data.get(f"was-{pid}", ""))
+        if shown != f"{line.attended:d}{line.waiver_signed:d}":
+            lines.append(line)
+    return lines
 
 
 class HouseRulesForm(forms.Form):

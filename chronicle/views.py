@@ -156,30 +156,34 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     game = access.game_for_edit(membership, number)
     players = list(access.players_of(membership).order_by("user__username"))
-    sheet: dict[int, Any] = {a.player_id: a for a in access.attendance_visible_to(membership, game)}
+    ids = [m.user_id for m in players]
+    saved = {a.player_id: a.waiver_signed for a in access.attendance_visible_to(membership, game)}
+    # The boxes as drawn, and the saved state each row was drawn from ("was-<id>": attended and
+    # waiver as two digits); only the ST's changes against the latter are written.
+    ticked = {pid: (pid in saved, saved.get(pid, False)) for pid in ids}
+    shown = {pid: f"{pid in saved:d}{saved.get(pid, False):d}" for pid in ids}
     error = ""
     status = 200
     if request.method == "POST":
-        lines = sign_in_lines(request.POST, [m.user_id for m in players])
+        lines = sign_in_lines(request.POST, ids)
         try:
             services.attendance_record(game=game, lines=lines, by=access.acting_user(request.user))
         except ValidationError as exc:
             error = " ".join(exc.messages)
             status = 400
-            # Keep what the ST ticked, so nothing has to be entered twice.
-            sheet = {
-                line.player_id: {"waiver_signed": line.waiver_signed}
-                for line in lines
-                if line.attended
-            }
+            # Keep what the ST ticked, and the state it was ticked against, for the retry.
+            post = request.POST
+            ticked = {pid: (f"attended-{pid}" in post, f"waiver-{pid}" in post) for pid in ids}
+            shown = {pid: post.get(f"was-{pid}", shown[pid]) for pid in ids}
         else:
             messages.success(request, f"Sign-in sheet of game {game.number} saved.")
             return redirect("game_sign_in", slug=slug, number=number)
     rows = [
         {
             "player": m.user,
-            "attended": m.user_id in sheet,
-            "waiver": _waiver(sheet.get(m.user_id)),
+            "attended": ticked[m.user_id][0],
+            "waiver": ticked[m.user_id][1],
+            "shown": shown[m.user_id],
         }
         for m in players
     ]
@@ -192,14 +196,6 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         error=error,
         status=status,
     )
-
-
-def _waiver(entry: Any) -> bool:
-    if entry is None:
-        return False
-    if isinstance(entry, dict):
-        return bool(entry["waiver_signed"])
-    return bool(entry.waiver_signed)
 
 
 @login_required
