@@ -10,7 +10,8 @@ COPY havens havens
 COPY downtimes downtimes
 COPY templates templates
 COPY manage.py ./
-RUN pip install --no-cache-dir . \
+# Editable, so gunicorn and celery import the same copy, beside templates/.
+RUN pip install --no-cache-dir -e . \
     && SECRET_KEY=build-only DEBUG=0 python manage.py collectstatic --noinput
 RUN useradd --system --home /app chronicle && mkdir -p /app/var && chown chronicle /app/var
 USER chronicle

@@ -82,6 +82,15 @@ def memberships_visible_to(membership: Membership) -> QuerySet[Membership]:
     return roster.filter(pk=membership.pk)
 
 
+def member_for(membership: Membership, user_id: int) -> Membership:
+    if not 0 < user_id <= MAX_ID:
+        raise Http404("No such member.")
+    try:
+        return memberships_visible_to(membership).get(user_id=user_id)
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+
+
 def players_of(membership: Membership) -> QuerySet[Membership]:
     require_staff(membership)
     return memberships_visible_to(membership).filter(role=Role.PLAYER)

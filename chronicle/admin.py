@@ -13,6 +13,11 @@ class ChronicleAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "timezone"]
     prepopulated_fields = {"slug": ["name"]}
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        # Once games exist, the time zone fixes their deadlines and the house rules are edited
+        # on the chronicle's settings page, whose service keeps open cycles in step.
+        return ["timezone", "house_rule_overrides"] if obj is not None else []
+
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):

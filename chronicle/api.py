@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
@@ -77,11 +77,10 @@ class GameSerializer(serializers.ModelSerializer):
         model = Game
         fields = ["number", "date", "start_time", "place", "notes", "cycle"]
 
-    def get_fields(self) -> dict[str, Any]:
-        fields = super().get_fields()
-        if self.instance is not None:
-            fields["number"].read_only = True
-        return fields
+    def validate_number(self, value: int) -> int:
+        if isinstance(self.instance, Game) and value != self.instance.number:
+            raise serializers.ValidationError("A game's number cannot change.")
+        return value
 
 
 class AttendanceSerializer(serializers.ModelSerializer):
@@ -151,7 +150,11 @@ class MembershipViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[Membership]:
         return access.memberships_visible_to(self.membership).order_by("user__username")
 
+    def get_object(self) -> Membership:
+        return access.member_for(self.membership, int(self.kwargs["user_id"]))
 
+
+@extend_schema_view(update=extend_schema(exclude=True))
 class GameViewSet(
     _InChronicle,
     mixins.ListModelMixin,
@@ -185,11 +188,17 @@ class GameViewSet(
             chronicle=self.membership.chronicle, **serializer.validated_data
         )
 
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # PATCH only: a PUT that left out a field would silently keep its old value.
+        if not kwargs.get("partial"):
+            raise exceptions.MethodNotAllowed("PUT", "Use PATCH to change a game.")
+        return super().update(request, *args, **kwargs)
+
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         assert isinstance(serializer.instance, Game)
-        serializer.instance = services.game_update(
-            game=serializer.instance, **serializer.validated_data
-        )
+        data = dict(serializer.validated_data)
+        data.pop("number", None)  # validate_number refused any change; the same is a no-op
+        serializer.instance = services.game_update(game=serializer.instance, **data)
 
     @extend_schema(
         request=SignInSheetSerializer,

@@ -9,4 +9,8 @@ from .access import memberships_of
 
 def chronicles(request: HttpRequest) -> dict[str, Any]:
     """The chronicle switcher in the header: the user's memberships, evaluated lazily."""
-    return {"my_memberships": memberships_of(request.user).order_by("chronicle__name")}
+    user = getattr(request, "user", None)
+    if user is None:
+        # An error page drawn before authentication ran (a bad Host header, say).
+        return {}
+    return {"my_memberships": memberships_of(user).order_by("chronicle__name")}

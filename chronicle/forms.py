@@ -7,7 +7,7 @@ from typing import Any
 from django import forms
 
 from .models import Game
-from .rules import HOUSE_RULE_FIELDS, HouseRules
+from .rules import HOUSE_RULE_FIELDS, HouseRules, setting_bounds
 from .services import MAX_GAME_NUMBER, SignIn
 
 
@@ -58,8 +58,9 @@ def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[Si
             attended=f"attended-{pid}" in data,
             waiver_signed=f"waiver-{pid}" in data,
         )
-        shown = str(data.get(f"was-{pid}", ""))
-        if shown != f"{line.attended:d}{line.waiver_signed:d}":
+        shown = data.get(f"was-{pid}")
+        # A player who joined after the page was drawn has no row on it: leave them alone.
+        if shown is not None and shown != f"{line.attended:d}{line.waiver_signed:d}":
             lines.append(line)
     return lines
 
@@ -82,9 +83,13 @@ class HouseRulesForm(forms.Form):
             elif isinstance(default, bool):
                 field = forms.BooleanField(required=False)
             elif isinstance(default, Decimal):
-                field = forms.DecimalField(min_value=0, max_digits=6, decimal_places=2)
+                low, high = setting_bounds(name)
+                field = forms.DecimalField(
+                    min_value=low, max_value=high, max_digits=6, decimal_places=2
+                )
             else:
-                field = forms.IntegerField(min_value=0, max_value=1000)
+                low, high = setting_bounds(name)
+                field = forms.IntegerField(min_value=int(low), max_value=int(high or 1000))
             field.label = label
             field.help_text = help_text
             field.initial = value

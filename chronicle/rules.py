@@ -255,6 +255,32 @@ HOUSE_RULE_FIELDS: dict[str, dataclasses.Field[Any]] = {
     f.name: f for f in dataclasses.fields(HouseRules)
 }
 
+_ONE = Decimal(1)
+# Numbers outside these make no sense for the rule (a 0-week deadline, a 150% refund); every
+# other number setting runs from 0 up.
+SETTING_BOUNDS: dict[str, tuple[int | Decimal, int | Decimal | None]] = {
+    "cheating_second_offense_fraction": (0, _ONE),
+    "retirement_spent_fraction": (0, _ONE),
+    "item_repair_fraction": (0, _ONE),
+    "starting_generation": (1, 15),
+    "lowest_creation_generation": (1, 15),
+    "generation_table_base": (1, None),
+    "kine_blood_months": (1, None),
+    "herd_yield": (1, None),
+    "pure_bond_months": (1, None),
+    "shared_bond_months": (1, None),
+    "shared_bond_drinks": (1, None),
+    "theft_control_games": (1, None),
+    "forsake_after_absent_games": (1, None),
+    "toreador_vote_weight": (1, None),
+    "item_lifetime_months": (1, None),
+    "deadline_weeks_after_game": (1, 8),
+}
+
+
+def setting_bounds(name: str) -> tuple[int | Decimal, int | Decimal | None]:
+    return SETTING_BOUNDS.get(name, (0, None))
+
 
 def _coerce(name: str, field: dataclasses.Field[Any], raw: object) -> Any:
     kind = type(field.default)
@@ -270,8 +296,6 @@ def _coerce(name: str, field: dataclasses.Field[Any], raw: object) -> Any:
             value: Any = int(str(raw))
         except ValueError:
             raise ValueError(f"{name}: expected a whole number, got {raw!r}.") from None
-        if value < 0:
-            raise ValueError(f"{name}: cannot be negative.")
     elif kind is Decimal:
         if isinstance(raw, bool):
             raise ValueError(f"{name}: expected a number, got {raw!r}.")
@@ -279,10 +303,16 @@ def _coerce(name: str, field: dataclasses.Field[Any], raw: object) -> Any:
             value = Decimal(str(raw))
         except InvalidOperation:
             raise ValueError(f"{name}: expected a number, got {raw!r}.") from None
-        if not value.is_finite() or value < 0:
-            raise ValueError(f"{name}: expected a number of zero or more, got {raw!r}.")
+        if not value.is_finite():
+            raise ValueError(f"{name}: expected a number, got {raw!r}.")
     else:
         value = str(raw)
+    if kind in (int, Decimal) and not choices:
+        minimum, maximum = setting_bounds(name)
+        if value < minimum:
+            raise ValueError(f"{name}: must be at least {minimum}, got {raw!r}.")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"{name}: must be at most {maximum}, got {raw!r}.")
     if choices and str(value) not in choices:
         raise ValueError(f"{name}: must be one of {', '.join(choices)}; got {raw!r}.")
     return value

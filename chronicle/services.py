@@ -31,8 +31,16 @@ from .models import (
 MAX_GAME_NUMBER = 100_000
 
 
+EARLIEST_GAME = dt.date(1970, 1, 1)
+LATEST_GAME = dt.date(2199, 12, 31)
+
+
 def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
     """DT-01, in the chronicle's time zone, with its weeks-after-game setting."""
+    if not EARLIEST_GAME <= game_date <= LATEST_GAME:
+        raise ValidationError(
+            {"date": f"Pick a date between {EARLIEST_GAME.year} and {LATEST_GAME.year}."}
+        )
     try:
         day = rules.downtime_deadline(
             game_date, weeks_after=chronicle.house_rules.deadline_weeks_after_game
@@ -274,11 +282,26 @@ def chronicle_create(*, name: str, slug: str, timezone_name: str = "America/New_
 def chronicle_house_rules_update(
     *, chronicle: Chronicle, overrides: dict[str, object]
 ) -> Chronicle:
+    """Change house-rule settings. Open cycles take a changed deadline setting at once, so a
+    player's countdown never shows a deadline the rules no longer give."""
+    # Lock before merging: two admins saving at once each keep the other's changes.
+    chronicle = Chronicle.objects.select_for_update().get(pk=chronicle.pk)
     try:
         merged = rules.house_rules_from({**chronicle.house_rule_overrides, **overrides})
     except ValueError as exc:
         raise ValidationError(str(exc)) from exc
-    chronicle = Chronicle.objects.select_for_update().get(pk=chronicle.pk)
     chronicle.house_rule_overrides = rules.house_rules_overrides(merged)
     chronicle.save(update_fields=["house_rule_overrides"])
+    _reschedule_open_cycles(chronicle)
     return chronicle
+
+
+def _reschedule_open_cycles(chronicle: Chronicle) -> None:
+    cycles = list(
+        Cycle.objects.select_for_update()
+        .filter(chronicle=chronicle, status=CycleStatus.OPEN)
+        .select_related("game")
+    )
+    for cycle in cycles:
+        cycle.deadline_at = _cycle_deadline(chronicle, cycle.game.date)
+    Cycle.objects.bulk_update(cycles, ["deadline_at"])

@@ -225,7 +225,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "chronicle.api_errors.exception_handler",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "chronicle.pagination.Pagination",
     "PAGE_SIZE": 100,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

@@ -121,6 +121,7 @@ def test_malformed_json_is_a_clear_400(world: World) -> None:
         pytest.param("/c/nightfall/cycles/99999999999999999999/", id="page-huge-cycle"),
         pytest.param("/api/chronicles/nightfall/games/99999999999999999999/", id="api-huge-game"),
         pytest.param("/api/chronicles/nightfall/cycles/2147483648/", id="api-huge-cycle"),
+        pytest.param(f"/api/chronicles/nightfall/memberships/{2**63}/", id="api-huge-member"),
     ],
 )
 def test_numbers_beyond_the_database_are_404(world: World, url: str) -> None:
@@ -131,7 +132,8 @@ def test_numbers_beyond_the_database_are_404(world: World, url: str) -> None:
     ("body", "field", "words"),
     [
         pytest.param({"date": "2024-04-06", "number": 2**40}, "number", "less than", id="huge"),
-        pytest.param({"date": "9999-12-30"}, "date", "too far in the future", id="far-date"),
+        pytest.param({"date": "9999-12-30"}, "date", "between 1970 and 2199", id="far-date"),
+        pytest.param({"date": "0001-01-01"}, "date", "between 1970 and 2199", id="year-one"),
         pytest.param({"date": "2024-02-30"}, "date", "Date has wrong format", id="no-such-day"),
         pytest.param({"date": "2024-04-06", "place": "x" * 201}, "place", "200", id="long"),
     ],
@@ -153,7 +155,7 @@ def test_bad_game_form_keeps_what_was_typed(world: World) -> None:
     )
     assert response.status_code == 400
     page = response.content.decode()
-    assert "too far in the future" in page
+    assert "between 1970 and 2199" in page
     assert 'value="The Old Theater"' in page and "bring capes" in page
 
 
@@ -165,3 +167,39 @@ def test_attendance_api_refuses_strangers_by_name(world: World) -> None:
     )
     assert response.status_code == 400
     assert "Only players of this chronicle" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("query", "status"),
+    [
+        pytest.param("limit=99999999999999999999999", 200, id="huge-limit-capped"),
+        pytest.param("offset=99999999999999999999", 400, id="huge-offset"),
+        pytest.param(f"offset={2**63}", 400, id="offset-past-bigint"),
+        pytest.param("limit=abc", 200, id="nonsense-limit-ignored"),
+    ],
+)
+def test_paging_numbers_never_reach_the_database_unchecked(
+    world: World, query: str, status: int
+) -> None:
+    response = world.client("storyteller").get(f"/api/chronicles/nightfall/games/?{query}")
+    assert response.status_code == status, response.content
+    if status == 400:
+        assert "offset" in response.json()["error"]["fields"]
+
+
+def test_a_games_number_cannot_change(world: World) -> None:
+    client = world.client("storyteller")
+    url = "/api/chronicles/nightfall/games/1/"
+    response = client.patch(url, {"number": 7}, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"]["number"] == ["A game's number cannot change."]
+    same = client.patch(url, {"number": 1, "place": "Crypt"}, content_type="application/json")
+    assert same.status_code == 200 and same.json()["place"] == "Crypt"
+
+
+@pytest.mark.django_db
+def test_a_bad_host_header_is_a_400_not_a_crash(settings: Any) -> None:
+    settings.DEBUG = False
+    settings.ALLOWED_HOSTS = ["chronicle.example.org"]
+    response = Client(raise_request_exception=False).get("/c/x/", HTTP_HOST="evil.example.com")
+    assert response.status_code == 400

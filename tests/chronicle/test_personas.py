@@ -53,6 +53,13 @@ class Case:
 GAME_FORM = {"date": "2024-04-06", "start_time": "19:30", "place": "Crypt", "notes": ""}
 
 PAGES = [
+    Case(
+        "home",
+        "get",
+        "/",
+        {name: 302 for name in PERSONAS} | {"outsider": 200},
+        302,
+    ),
     Case("dashboard", "get", "/c/nightfall/", members(), 302),
     Case("games", "get", "/c/nightfall/games/", members(), 302),
     Case("game", "get", "/c/nightfall/games/1/", members(), 302),
@@ -64,6 +71,7 @@ PAGES = [
     Case("sign-in-sheet", "get", "/c/nightfall/games/1/sign-in/", staff_only(200), 302),
     Case("sign-in-save", "post", "/c/nightfall/games/1/sign-in/", staff_only(302), 302),
     Case("house-rules", "get", "/c/nightfall/settings/", admin_only(200), 302),
+    Case("house-rules-save", "post", "/c/nightfall/settings/", admin_only(400), 302, {"x": "1"}),
     Case("cycles", "get", "/c/nightfall/cycles/", members(), 302),
     Case("cycle", "get", "/c/nightfall/cycles/1/", members(), 302),
     Case("cycle-close", "post", "/c/nightfall/cycles/1/close/", staff_only(302), 302),
@@ -80,7 +88,15 @@ API_GAME = {"date": "2024-04-06", "place": "Crypt"}
 API_SHEET = {"lines": [{"player_id": 0, "attended": True, "waiver_signed": True}]}
 
 ENDPOINTS = [
+    Case("chronicles", "get", "/api/chronicles/", {name: 200 for name in PERSONAS}, 401),
     Case("chronicle", "get", "/api/chronicles/nightfall/", members(), 401),
+    Case(
+        "member-alice",
+        "get",
+        "/api/chronicles/nightfall/memberships/{alice}/",
+        {**members(), "player_bob": 404},
+        401,
+    ),
     Case("memberships", "get", "/api/chronicles/nightfall/memberships/", members(), 401),
     Case("games", "get", "/api/chronicles/nightfall/games/", members(), 401),
     Case("game", "get", "/api/chronicles/nightfall/games/1/", members(), 401),
@@ -101,6 +117,14 @@ ENDPOINTS = [
         staff_only(200),
         401,
         {"place": "Crypt"},
+    ),
+    Case(
+        "game-put",
+        "put",
+        "/api/chronicles/nightfall/games/1/",
+        {name: 405 for name in MEMBERS} | STRANGERS,
+        401,
+        API_GAME,
     ),
     Case("attendance", "get", "/api/chronicles/nightfall/games/1/attendance/", members(), 401),
     Case(
@@ -141,15 +165,16 @@ def _grid(cases: list[Case]) -> list[Any]:
 def _send(world: World, case: Case, persona: str | None, api: bool) -> Any:
     client = world.client(persona)
     body = dict(case.body)
+    alice = world.users["player_alice"].pk
+    url = case.url.format(alice=alice)
     if case.name.startswith("sign-in-save"):
-        alice = world.users["player_alice"].pk
-        body = {f"attended-{alice}": "on", f"waiver-{alice}": "on"}
+        body = {f"was-{alice}": "00", f"attended-{alice}": "on", f"waiver-{alice}": "on"}
     if case.name == "attendance-put":
         body = {"lines": [{**API_SHEET["lines"][0], "player_id": world.users["player_bob"].pk}]}
     call = getattr(client, case.method)
     if api and case.method != "get":
-        return call(case.url, data=json.dumps(body), content_type="application/json")
-    return call(case.url, data=body) if body or case.method == "post" else call(case.url)
+        return call(url, data=json.dumps(body), content_type="application/json")
+    return call(url, data=body) if body or case.method == "post" else call(url)
 
 
 @pytest.mark.parametrize(("case", "persona"), _grid(PAGES))
@@ -159,6 +184,8 @@ def test_pages(world: World, case: Case, persona: str | None) -> None:
     assert response.status_code == expected, response.content[:300]
     if persona is None:
         assert response["Location"].startswith("/accounts/login/?next=")
+    if expected == 302 and case.name == "sign-in-save" and persona:
+        assert Attendance.objects.filter(game=world.game).count() == 1
 
 
 @pytest.mark.parametrize(("case", "persona"), _grid(ENDPOINTS))
@@ -169,11 +196,9 @@ def test_endpoints(world: World, case: Case, persona: str | None) -> None:
     if expected >= 400:
         error = response.json()["error"]
         assert error["code"] and error["message"]
-        # The same body for "does not exist" and "not yours": nothing to tell them apart.
-        if expected == 404:
-            assert error == {"code": "not_found", "message": "No such chronicle."} or (
-                "No such" in error["message"]
-            )
+        # A stranger is stopped at the chronicle, with the body a missing chronicle gets.
+        if expected == 404 and persona in STRANGERS:
+            assert error == {"code": "not_found", "message": "No such chronicle."}
 
 
 def test_writes_by_players_change_nothing(world: World) -> None:

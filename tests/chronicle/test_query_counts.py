@@ -84,3 +84,15 @@ def test_constant_queries(
 ) -> None:
     _grow(world, make_user, games, players)
     assert _count(world, url, persona) == expected
+
+
+@pytest.mark.parametrize("chronicles", [2, 12], ids=["two", "twelve"])
+def test_switcher_costs_the_same_for_any_number_of_chronicles(
+    world: World, chronicles: int
+) -> None:
+    user = world.users["storyteller"]
+    for i in range(chronicles - 1):
+        extra = services.chronicle_create(name=f"City {i}", slug=f"city-{i}")
+        services.membership_add(chronicle=extra, user=user, role=Role.PLAYER)
+    # 1. session, 2. user, 3. memberships (chronicle joined), 4. the header's switcher
+    assert _count(world, "/", "storyteller") == 4

@@ -40,6 +40,18 @@ def test_deadline_uses_the_chronicles_weeks_setting(world: World) -> None:
     assert game.cycle.deadline_at == dt.datetime(2024, 4, 9, 23, 59, tzinfo=NY)
 
 
+def test_changing_the_deadline_setting_moves_open_deadlines_only(world: World) -> None:
+    closed = services.game_create(chronicle=world.chronicle, date=dt.date(2024, 2, 10))
+    services.cycle_close(cycle=closed.cycle, by=None, now=GAME_NIGHT)
+    services.chronicle_house_rules_update(
+        chronicle=world.chronicle, overrides={"deadline_weeks_after_game": 3}
+    )
+    world.game.cycle.refresh_from_db()
+    closed.cycle.refresh_from_db()
+    assert world.game.cycle.deadline_at == dt.datetime(2024, 3, 26, 23, 59, tzinfo=NY)
+    assert closed.cycle.deadline_at == dt.datetime(2024, 2, 20, 23, 59, tzinfo=NY)
+
+
 def test_game_numbers_follow_on_and_refuse_duplicates(world: World) -> None:
     second = services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 6))
     assert second.number == 2

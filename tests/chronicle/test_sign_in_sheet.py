@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 import zoneinfo
+from collections.abc import Callable
+from typing import Any
 
 import time_machine
 
-from chronicle.models import Attendance
+from chronicle import services
+from chronicle.models import Attendance, Role
 from tests.conftest import World
 
 NY = zoneinfo.ZoneInfo("America/New_York")
@@ -55,3 +58,17 @@ def test_a_refused_save_keeps_the_ticks(world: World) -> None:
     assert "attendance can be recorded from that day on" in page
     assert _form(page) == sheet | {f"attended-{alice}": "on", f"waiver-{alice}": "on"}
     assert not Attendance.objects.exists()
+
+
+def test_a_player_added_after_the_page_was_drawn_is_left_alone(
+    world: World, make_user: Callable[..., Any]
+) -> None:
+    url = "/c/nightfall/games/1/sign-in/"
+    with time_machine.travel(dt.datetime(2024, 3, 9, 19, 0, tzinfo=NY), tick=False):
+        door_a, door_b = world.client("storyteller"), world.client("admin")
+        sheet_a = _form(door_a.get(url).content.decode())
+        late = make_user("late_player")
+        services.membership_add(chronicle=world.chronicle, user=late, role=Role.PLAYER)
+        door_b.post(url, _form(door_b.get(url).content.decode()) | {f"attended-{late.pk}": "on"})
+        door_a.post(url, sheet_a)  # A's page never showed the late player
+    assert Attendance.objects.filter(game=world.game, player=late).exists()

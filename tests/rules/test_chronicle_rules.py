@@ -171,11 +171,13 @@ def test_house_rules_overrides_round_trip() -> None:
     [
         pytest.param({"no_such_rule": 1}, "Unknown house-rule", id="unknown-name"),
         pytest.param({"willpower_cost": "three"}, "whole number", id="not-a-number"),
-        pytest.param({"willpower_cost": -1}, "negative", id="negative"),
+        pytest.param({"willpower_cost": -1}, "at least 0", id="negative"),
+        pytest.param({"deadline_weeks_after_game": 0}, "at least 1", id="DT-01-zero-weeks"),
+        pytest.param({"retirement_spent_fraction": "50"}, "at most 1", id="XP-06-over-100pc"),
         pytest.param({"ventrue_herd_mode": "triple"}, "must be one of", id="bad-choice"),
         pytest.param({"no_potence_attacker_adds": 2}, "must be one of", id="HAV-26-bad-choice"),
         pytest.param({"zero_low_bid_is_automatic": "yes"}, "true or false", id="bool-as-text"),
-        pytest.param({"no_downtime_xp": "NaN"}, "zero or more", id="decimal-nan"),
+        pytest.param({"no_downtime_xp": "NaN"}, "expected a number", id="decimal-nan"),
     ],
 )
 def test_house_rules_refuse_bad_values(overrides: dict[str, object], message: str) -> None:
