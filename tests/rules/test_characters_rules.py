@@ -6,7 +6,6 @@ Expected values are SPEC's numbers, written out, never recomputed with the code 
 
 from __future__ import annotations
 
-import inspect
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -54,50 +53,6 @@ from characters.rules import (
     stored_blood_unusable_from,
     teacher_required,
 )
-
-EMPTY = inspect.Parameter.empty
-POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
-KW = inspect.Parameter.KEYWORD_ONLY
-
-# RAPI (SPEC section 19): name -> [(parameter, kind, default)], exactly as the contract states.
-RAPI: dict[str, list[tuple[str, object, object]]] = {
-    "discipline_cost": [
-        ("levels", POS, EMPTY),
-        ("in_clan", KW, EMPTY),
-        ("at_creation", KW, EMPTY),
-        ("path_owned", KW, False),
-        ("caitiff", KW, False),
-    ],
-    "control_traits": [
-        ("clan", KW, EMPTY),
-        ("generation", KW, EMPTY),
-        ("discipline_levels", KW, EMPTY),
-        ("childer", KW, 0),
-        ("diableries", KW, 0),
-        ("extra_control", KW, 0),
-        ("willpower", KW, EMPTY),
-        ("animalism_1b", KW, False),
-    ],
-    "on_body_blood_limit": [("control", POS, EMPTY)],
-    "generation_cost": [("steps", POS, EMPTY), ("caitiff", KW, False), ("diablerie", KW, False)],
-    "retirement_points": [("spent", KW, EMPTY), ("unspent", KW, EMPTY)],
-    "sewer_location_slots": [("lore", POS, EMPTY), ("nosferatu", KW, EMPTY)],
-    "sewer_search_succeeds": [("searchers", POS, EMPTY), ("defenders", POS, EMPTY)],
-    "concealment_downgrade_cost": [("purchase_cost", POS, EMPTY)],
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, id=f"RAPI-{n}") for n in RAPI])
-def test_rapi_signature_is_the_contract(name: str) -> None:
-    """The contract's parameters come first, unchanged; anything added is an optional
-    keyword-only setting, so every call written against the contract still works."""
-    params = list(inspect.signature(getattr(rules, name)).parameters.values())
-    contract = RAPI[name]
-    got = [(p.name, p.kind, p.default) for p in params[: len(contract)]]
-    assert got == contract
-    for extra in params[len(contract) :]:
-        assert extra.kind is KW and extra.default is not EMPTY, extra.name
-
 
 # --- DIS-01 / DIS-02: levels, names, order ------------------------------------------------------
 
