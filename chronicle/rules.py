@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -338,3 +339,15 @@ def house_rules_overrides(rules: HouseRules) -> dict[str, Any]:
         if value != getattr(defaults, name):
             changed[name] = str(value) if isinstance(value, Decimal) else value
     return changed
+
+
+def settings_for(function: Callable[..., object], house_rules: HouseRules) -> dict[str, Any]:
+    """The chronicle's settings that `function` takes as keyword-only arguments: every rules
+    function names its INTERPRETATION settings exactly as `HouseRules` does, so a service calls
+    `rule(x, **settings_for(rule, chronicle.house_rules))` and never wires one by hand."""
+    parameters = inspect.signature(function).parameters
+    return {
+        name: getattr(house_rules, name)
+        for name, parameter in parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name in HOUSE_RULE_FIELDS
+    }

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "pgtrigger",
     "chronicle",
     "characters",
     "havens",

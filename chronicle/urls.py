@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
+from characters import api as characters_api
 from chronicle import api, views
 
 router = SimpleRouter()
@@ -14,6 +15,7 @@ router.register(
 )
 router.register(r"chronicles/(?P<slug>[-\w]+)/games", api.GameViewSet, basename="api-game")
 router.register(r"chronicles/(?P<slug>[-\w]+)/cycles", api.CycleViewSet, basename="api-cycle")
+characters_api.register(router)
 
 chronicle_pages = [
     path("", views.dashboard, name="dashboard"),
@@ -33,6 +35,7 @@ urlpatterns = [
     path("health", views.health, name="health"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("c/<slug:slug>/", include(chronicle_pages)),
+    path("c/<slug:slug>/", include("characters.urls")),
     path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -1,0 +1,1 @@
+"""Forms of the characters app, one module per area."""

@@ -1,0 +1,28 @@
+"""Pages of the characters app, under /c/<slug>/ (the project's urls.py includes them)."""
+
+from django.urls import path
+
+from .views import creation, purchases, roster, sheet, staff
+
+urlpatterns = [
+    # roster.py: the ST list (search, filters) and a player's own list
+    path("characters/", roster.character_list, name="character_list"),
+    # creation.py: the creation wizard (CRE, CLN), live checks, submit, ST review (CRE-09)
+    path("characters/new/", creation.character_create, name="character_create"),
+    path("characters/<int:pk>/edit/", creation.character_edit, name="character_edit"),
+    path("characters/<int:pk>/check/", creation.character_check, name="character_check"),
+    path("characters/<int:pk>/submit/", creation.character_submit, name="character_submit"),
+    path("characters/<int:pk>/review/", creation.character_review, name="character_review"),
+    # sheet.py: the sheet, its print version and the XP history
+    path("characters/<int:pk>/", sheet.character_sheet, name="character_sheet"),
+    path("characters/<int:pk>/print/", sheet.character_print, name="character_print"),
+    # purchases.py: XP purchases in play (XP-01) and the ST sign-off queue
+    path("characters/<int:pk>/buy/", purchases.purchase_create, name="purchase_create"),
+    path("characters/<int:pk>/buy/preview/", purchases.purchase_preview, name="purchase_preview"),
+    path("purchases/", purchases.purchase_queue, name="purchase_queue"),
+    path("purchases/<int:pk>/", purchases.purchase_decide, name="purchase_decide"),
+    path("purchases/<int:pk>/withdraw/", purchases.purchase_withdraw, name="purchase_withdraw"),
+    # staff.py: the storytellers' records on one character
+    path("characters/<int:pk>/st/", staff.character_actions, name="character_actions"),
+    path("characters/<int:pk>/st/<slug:action>/", staff.character_action, name="character_action"),
+]
