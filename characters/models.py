@@ -103,6 +103,10 @@ class Character(models.Model):
     black_veins_permitted = models.BooleanField(default=False)
     # Freebies spent at creation, as the creation service computed them from the rules.
     freebies_spent = models.PositiveSmallIntegerField(default=0)
+    # The creation wizard's raw choices (package allocation, freebie purchases, free and bought
+    # levels, disadvantages) while in draft: the 7/5/3 split and the freebies cannot be told
+    # apart once summed into the columns above, and approval re-checks them (CRE-01).
+    creation = models.JSONField(default=dict, blank=True)
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     approval = models.CharField(max_length=16, choices=Approval.choices, default=Approval.DRAFT)
@@ -733,3 +737,55 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return self.subject
+
+
+# --- Conduct and grants (GEN-02, GEN-06) -------------------------------------------------------
+
+
+class Offense(models.TextChoices):
+    WARNING = "warning", "Warning"
+    HALVE_XP = "halve_xp", "Earned XP halved"
+    BAN = "ban", "Ban"
+
+
+class CheatingOffense(models.Model):
+    """GEN-02: the n-th offense of a player in a chronicle and what it brought."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.PROTECT, related_name="+")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    number = models.PositiveSmallIntegerField()
+    action = models.CharField(max_length=8, choices=Offense.choices)
+    xp_change = models.DecimalField(max_digits=7, decimal_places=1, default=Decimal(0))
+    note = models.TextField()
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chronicle", "player", "number"], name="cheating_offense_number"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"offense {self.number}: {self.action}"
+
+
+class RespendGrant(models.Model):
+    """GEN-06: an ST's grant to respend the points of one discipline or ability after a rules
+    change, case by case."""
+
+    character = models.ForeignKey(Character, on_delete=models.CASCADE, related_name="respends")
+    subject = models.CharField(max_length=60)
+    reason = models.TextField()
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    granted_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"respend {self.subject}"
