@@ -21,7 +21,7 @@ def characters_visible_to(membership: Membership) -> QuerySet[Character]:
     characters = Character.objects.filter(chronicle=membership.chronicle)
     if is_staff(membership):
         return characters
-    return characters.filter(player=membership.user)
+    return characters.filter(player_id=membership.user_id)
 
 
 def character_for(membership: Membership, character_id: int) -> Character:

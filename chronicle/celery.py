@@ -38,4 +38,32 @@ app.conf.beat_schedule = {
         # A missed minute is picked up by the next one; never let them pile up in the broker.
         "options": {"expires": 55},
     },
+    # The characters app's timers (DESIGN: due-date columns, one sweeper each). The sweepers are
+    # idempotent, so the hour only bounds how late an effect comes; a missed hour expires
+    # rather than piling up behind the next one.
+    "characters-sweep-stored-blood": {
+        "task": "characters.tasks.sweep_stored_blood",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
+    "characters-sweep-torpor-holds": {
+        "task": "characters.tasks.sweep_torpor_holds",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
+    "characters-sweep-captives": {
+        "task": "characters.tasks.sweep_captives",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
+    "characters-sweep-black-veins": {
+        "task": "characters.tasks.sweep_black_veins",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
+    "characters-sweep-bonds": {
+        "task": "characters.tasks.sweep_bonds",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
 }

@@ -1,7 +1,129 @@
-"""Placeholder: replaced by its owner."""
+"""The storytellers' records as API endpoints: the same forms (for the input's shape), the same
+services and the same access checks as the records page. A player gets 404 for another's
+character and 403 for their own."""
 
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.routers import SimpleRouter
+
+from chronicle.access import acting_user
+from chronicle.api import _InChronicle
+
+from .. import access
+from ..forms.staff import ACTION_FORMS
+from ..models import Bond, Character, RegnantRequest
+from ..views.staff import action_context
+
+
+class BondSerializer(serializers.ModelSerializer):
+    regnant_name = serializers.CharField(source="regnant.name", read_only=True)
+
+    class Meta:
+        model = Bond
+        fields = [
+            "id",
+            "regnant",
+            "regnant_name",
+            "kind",
+            "level",
+            "bound",
+            "since",
+            "due_on",
+            "ended_on",
+            "end_reason",
+            "notified_at",
+        ]
+        read_only_fields = fields
+
+
+class RequestSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RegnantRequest
+        fields = ["id", "regnant", "text", "set_at", "created_at", "dropped_at"]
+        read_only_fields = fields
+
+
+BondStateSerializer = inline_serializer(
+    "BondState",
+    {
+        "bonds": BondSerializer(many=True),
+        "requests": RequestSerializer(many=True),
+    },
+)
+RecordDoneSerializer = inline_serializer("RecordDone", {"message": serializers.CharField()})
+
+
+class RecordViewSet(_InChronicle, viewsets.ViewSet):
+    """Storytellers' records on one character (BLD, BND, XP-04..07, TOR, ITM, SEW, MSC)."""
+
+    def _character(self) -> Character:
+        raw = self.kwargs["character_id"]
+        return access.character_for_staff(self.membership, int(raw))
+
+    @extend_schema(
+        responses={200: BondStateSerializer},
+        description="The character's bonds as a thrall (live and ended) and the requests set on "
+        "it: the whole state, for storytellers only (BND-01..10).",
+    )
+    def list(self, request: Request, slug: str, character_id: str) -> Response:
+        character = self._character()
+        bonds = Bond.objects.filter(thrall=character).select_related("regnant").order_by("pk")
+        requests = RegnantRequest.objects.filter(thrall=character).order_by("pk")
+        return Response(
+            {
+                "bonds": BondSerializer(bonds, many=True).data,
+                "requests": RequestSerializer(requests, many=True).data,
+            }
+        )
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={200: RecordDoneSerializer},
+        parameters=[
+            OpenApiParameter(
+                "kind",
+                str,
+                OpenApiParameter.PATH,
+                enum=sorted(ACTION_FORMS),
+                description="Record kind.",
+            )
+        ],
+        description="Record one storyteller action on the character. The body holds that "
+        "action's fields, as on the records page (e.g. drink: donors, mixed, night). A refusal "
+        "names its rule and writes nothing.",
+    )
+    @action(detail=False, methods=["post"], url_path=r"(?P<kind>[a-z-]+)")
+    def record(self, request: Request, slug: str, character_id: str, kind: str) -> Response:
+        character = self._character()
+        form_class = ACTION_FORMS.get(kind)
+        if form_class is None:
+            raise Http404("No such record kind.")
+        data: Any = request.data
+        form = form_class(data, context=action_context(self.membership, character), prefix=None)
+        if not form.is_valid():
+            raise serializers.ValidationError(
+                {
+                    ("non_field_errors" if field == "__all__" else field): [str(e) for e in errors]
+                    for field, errors in form.errors.items()
+                }
+            )
+        done = form.run(by=acting_user(request.user), now=timezone.now())
+        return Response({"message": done})
 
 
 def register(router: SimpleRouter) -> None:
-    pass
+    router.register(
+        r"chronicles/(?P<slug>[-\w]+)/characters/(?P<character_id>\d+)/records",
+        RecordViewSet,
+        basename="api-record",
+    )

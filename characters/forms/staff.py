@@ -1,0 +1,570 @@
+"""The storytellers' record forms: one small form per action on a character (the page shows them
+all; the API validates its JSON with the same forms, so the two cannot drift).
+
+Choices come from an `ActionContext` loaded once per request, so a page of 23 forms costs the
+same few queries whatever the chronicle's size. Each form's `run` calls one service and returns
+the sentence shown on success.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, ClassVar
+
+from django import forms
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+
+from chronicle.models import Cycle
+
+from ..models import (
+    Bond,
+    CaptiveOutcome,
+    Captivity,
+    Character,
+    Concealability,
+    DonorType,
+    Item,
+    KnownSewerLocation,
+    RegnantRequest,
+    RequestSetAt,
+    SewerLocation,
+    StoredBlood,
+    Title,
+    XpEntry,
+)
+from ..services import bonds, ledger, records
+
+
+@dataclass
+class ActionContext:
+    """What the forms offer as choices, each list read once."""
+
+    character: Character
+    characters: list[Character]
+    stored_blood: list[StoredBlood]
+    items: list[Item]
+    captivities: list[Captivity]
+    requests: list[RegnantRequest]
+    titles: list[Title]
+    known_locations: list[KnownSewerLocation]
+    sewer_locations: list[SewerLocation]
+    cycles: list[Cycle]
+    entries: list[XpEntry]
+    bonds: list[Bond]
+
+
+class ObjectChoiceField(forms.TypedChoiceField):
+    """A choice among objects already loaded; cleans to the object, with no query."""
+
+    def __init__(
+        self, objects: Iterable[Any], label_of: Callable[[Any], str] = str, **kwargs: Any
+    ) -> None:
+        self.objects = {str(o.pk): o for o in objects}
+        choices = [("", "---------")] + [(k, label_of(o)) for k, o in self.objects.items()]
+        super().__init__(choices=choices, coerce=self.objects.__getitem__, **kwargs)
+
+
+class ObjectMultipleChoiceField(forms.TypedMultipleChoiceField):
+    def __init__(
+        self, objects: Iterable[Any], label_of: Callable[[Any], str] = str, **kwargs: Any
+    ) -> None:
+        self.objects = {str(o.pk): o for o in objects}
+        choices = [(k, label_of(o)) for k, o in self.objects.items()]
+        super().__init__(choices=choices, coerce=self.objects.__getitem__, **kwargs)
+
+
+def _date(**kwargs: Any) -> forms.DateField:
+    return forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), **kwargs)
+
+
+class ActionForm(forms.Form):
+    slug: ClassVar[str]
+    title: ClassVar[str]
+
+    def __init__(self, *args: Any, context: ActionContext, **kwargs: Any) -> None:
+        self.context = context
+        kwargs.setdefault("prefix", self.slug)
+        super().__init__(*args, **kwargs)
+        self.setup()
+
+    def setup(self) -> None:
+        """Add the fields whose choices come from the context."""
+
+    def others(self) -> list[Character]:
+        return [c for c in self.context.characters if c.pk != self.context.character.pk]
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        raise NotImplementedError
+
+
+class DrinkForm(ActionForm):
+    slug, title = "drink", "Record a drink of kindred blood (BND-01/04)"
+    night = _date()
+    mixed = forms.BooleanField(required=False, help_text="Blood of several kindred, mixed.")
+
+    def setup(self) -> None:
+        self.fields["donors"] = ObjectMultipleChoiceField(self.others())
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        bonds.drink_record(
+            drinker=self.context.character,
+            donors=data["donors"],
+            mixed=data["mixed"],
+            night=data["night"],
+            by=by,
+            now=now,
+        )
+        return "Drink recorded; the bonds are up to date."
+
+
+class BondBreakForm(ActionForm):
+    slug, title = "bond-break", "A ritual broke a bond (BND-03/06)"
+    night = _date()
+
+    def setup(self) -> None:
+        self.fields["regnant"] = ObjectChoiceField(self.others())
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        bonds.bond_break_record(
+            thrall=self.context.character,
+            regnant=data["regnant"],
+            night=data["night"],
+            by=by,
+            now=now,
+        )
+        return "Ritual recorded."
+
+
+class RequestForm(ActionForm):
+    slug, title = "request", "A regnant's request of this thrall (BND-09)"
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+    set_at = forms.ChoiceField(choices=RequestSetAt.choices)
+
+    def setup(self) -> None:
+        self.fields["regnant"] = ObjectChoiceField(self.others())
+        self.order_fields(["regnant", "text", "set_at"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        bonds.regnant_request_add(
+            thrall=self.context.character,
+            regnant=data["regnant"],
+            text=data["text"],
+            set_at=data["set_at"],
+            by=by,
+            now=now,
+        )
+        return "Request recorded."
+
+
+class StoredBloodForm(ActionForm):
+    slug, title = "stored-blood", "Store blood (BLD-01..05)"
+    location = forms.CharField(max_length=200, required=False)
+    on_body = forms.BooleanField(required=False)
+    points = forms.IntegerField(min_value=1, max_value=100)
+    donor_type = forms.ChoiceField(choices=DonorType.choices)
+    donor_note = forms.CharField(max_length=200, required=False)
+    collected_on = _date()
+
+    def setup(self) -> None:
+        self.fields["donors"] = ObjectMultipleChoiceField(self.context.characters, required=False)
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.stored_blood_add(holder=self.context.character, by=by, now=now, **self.cleaned_data)
+        return "Stored blood recorded."
+
+
+class TransferForm(ActionForm):
+    slug, title = "transfer", "Move stored blood (BLD-02)"
+    to_location = forms.CharField(max_length=200, required=False)
+    on_body = forms.NullBooleanField(
+        required=False,
+        widget=forms.Select(choices=[("unknown", "Keep"), ("true", "On body"), ("false", "Off")]),
+    )
+    points = forms.IntegerField(min_value=1, max_value=100)
+
+    def setup(self) -> None:
+        self.fields["blood"] = ObjectChoiceField(
+            self.context.stored_blood, lambda b: f"{b.points} at {b.location} ({b.collected_on})"
+        )
+        self.fields["to_holder"] = ObjectChoiceField(self.context.characters, required=False)
+        self.order_fields(["blood", "to_holder", "to_location", "on_body", "points"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.stored_blood_transfer(
+            blood=data["blood"],
+            to_holder=data["to_holder"] or None,
+            to_location=data["to_location"],
+            on_body=data["on_body"],
+            points=data["points"],
+            by=by,
+            now=now,
+        )
+        return "Blood moved."
+
+
+class DiablerieForm(ActionForm):
+    slug, title = "diablerie", "Record a diablerie by this character (XP-04/05)"
+    victim_name = forms.CharField(max_length=120, required=False, help_text="If not a sheet.")
+    victim_generation = forms.IntegerField(min_value=1, max_value=15, required=False)
+    occurred_on = _date()
+    victim_in_torpor = forms.BooleanField(required=False)
+    killed_by_aggravated_or_coup = forms.BooleanField(
+        required=False, label="Victim killed by coup de grace or aggravated damage"
+    )
+
+    def setup(self) -> None:
+        self.fields["victim"] = ObjectChoiceField(self.others(), required=False)
+        self.order_fields(["victim"])
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        named = data.get("victim_name") and data.get("victim_generation")
+        if not data.get("victim") and not named:
+            raise ValidationError("Choose the victim, or give its name and generation (XP-04).")
+        return data
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.diablerie_record(
+            diablerist=self.context.character,
+            victim=data["victim"] or None,
+            victim_name=data["victim_name"],
+            victim_generation=data["victim_generation"] or 0,
+            occurred_on=data["occurred_on"],
+            victim_in_torpor=data["victim_in_torpor"],
+            killed_by_aggravated_or_coup=data["killed_by_aggravated_or_coup"],
+            by=by,
+            now=now,
+        )
+        return "Diablerie recorded."
+
+
+class DeathForm(ActionForm):
+    slug, title = "death", "Record this character's death (XP-06, BND-03)"
+    died_on = _date()
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.character_death_record(
+            character=self.context.character, died_on=self.cleaned_data["died_on"], by=by, now=now
+        )
+        return "Death recorded; the player is credited per XP-06."
+
+
+class RetireForm(ActionForm):
+    slug, title = "retire", "Retire this character (XP-06)"
+    on = _date(label="Retired on")
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.character_retire(
+            character=self.context.character, on=self.cleaned_data["on"], by=by, now=now
+        )
+        return "Character retired; the player is credited per XP-06."
+
+
+class ReturnForm(ActionForm):
+    slug, title = "return", "Bring this character back from retirement (XP-07)"
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.character_return(character=self.context.character, by=by, now=now)
+        return "The character is active again."
+
+
+class TorporHoldForm(ActionForm):
+    slug, title = "torpor-hold", "This character holds someone in torpor (TOR-01)"
+
+    def setup(self) -> None:
+        self.fields["captive"] = ObjectChoiceField(self.others())
+        self.fields["cycle"] = ObjectChoiceField(
+            self.context.cycles, lambda c: f"Downtime after game {c.game.number}"
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.torpor_hold_record(
+            holder=self.context.character,
+            captive=data["captive"],
+            cycle=data["cycle"],
+            by=by,
+            now=now,
+        )
+        return "Torpor hold recorded."
+
+
+class CaptiveForm(ActionForm):
+    slug, title = "captive", "This character is held captive (TOR-02)"
+    since = _date()
+
+    def setup(self) -> None:
+        self.fields["captor"] = ObjectChoiceField(self.others())
+        self.order_fields(["captor"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.captivity_record(
+            captive=self.context.character,
+            captor=data["captor"],
+            since=data["since"],
+            by=by,
+            now=now,
+        )
+        return "Captivity recorded."
+
+
+class CaptiveResolveForm(ActionForm):
+    slug, title = "captive-resolve", "End a captivity (TOR-02)"
+    outcome = forms.ChoiceField(
+        choices=[(CaptiveOutcome.RELEASED, "Released"), (CaptiveOutcome.KILLED, "Killed")]
+    )
+
+    def setup(self) -> None:
+        self.fields["captivity"] = ObjectChoiceField(
+            self.context.captivities, lambda c: f"Captive since {c.since}"
+        )
+        self.order_fields(["captivity"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.captivity_resolve(
+            captivity=data["captivity"], outcome=data["outcome"], by=by, now=now
+        )
+        return "Captivity ended."
+
+
+class ItemForm(ActionForm):
+    slug, title = "item", "Add an item (ITM-01)"
+    name = forms.CharField(max_length=120)
+    concealability = forms.ChoiceField(choices=Concealability.choices)
+    armor = forms.IntegerField(min_value=0, max_value=5, initial=0)
+    purchase_cost = forms.IntegerField(
+        min_value=0, max_value=32767, help_text="Including reinforcement and attachments."
+    )
+    potence_reinforced = forms.BooleanField(required=False)
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.item_add(character=self.context.character, by=by, now=now, **self.cleaned_data)
+        return "Item added."
+
+
+class ItemRepairForm(ActionForm):
+    slug, title = "item-repair", "Repair an item (ITM-02)"
+
+    def setup(self) -> None:
+        self.fields["item"] = ObjectChoiceField(
+            self.context.items, lambda i: f"{i.name} (expires {i.expires_on})"
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        cost = records.item_repair(item=self.cleaned_data["item"], by=by, now=now)
+        return f"Item repaired for {cost}."
+
+
+class ItemDowngradeForm(ActionForm):
+    slug, title = "item-downgrade", "Downgrade an item's concealment (ITM-03)"
+
+    def setup(self) -> None:
+        self.fields["item"] = ObjectChoiceField(
+            self.context.items, lambda i: f"{i.name} ({i.concealability})"
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        cost = records.item_downgrade(item=self.cleaned_data["item"], by=by, now=now)
+        return f"Concealment downgraded for {cost}."
+
+
+class SewerLearnForm(ActionForm):
+    slug, title = "sewer-learn", "Learn a sewer location (SEW-02/03)"
+    on = _date(label="Learned on")
+
+    def setup(self) -> None:
+        self.fields["location"] = ObjectChoiceField(
+            self.context.sewer_locations, lambda s: f"{s.number} (level {s.level})"
+        )
+        self.order_fields(["location"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.sewer_location_learn(
+            character=self.context.character, location=data["location"], on=data["on"], by=by
+        )
+        return "Location learned."
+
+
+class SewerForgetForm(ActionForm):
+    slug, title = "sewer-forget", "Forget a sewer location (SEW-03)"
+    in_downtime = forms.BooleanField(required=False, label="This is done in downtime")
+
+    def setup(self) -> None:
+        self.fields["known"] = ObjectChoiceField(
+            self.context.known_locations, lambda k: f"Location {k.location.number}"
+        )
+        self.order_fields(["known"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.sewer_location_forget(
+            known=data["known"], in_downtime=data["in_downtime"], by=by, now=now
+        )
+        return "Location forgotten."
+
+
+class SummonsLockForm(ActionForm):
+    slug, title = "summons-lock", "A summons lock won by this character (MSC-01)"
+    won_on = _date()
+
+    def setup(self) -> None:
+        self.fields["target"] = ObjectChoiceField(self.others())
+        self.order_fields(["target"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.summons_lock_add(
+            holder=self.context.character,
+            target=data["target"],
+            won_on=data["won_on"],
+            by=by,
+            now=now,
+        )
+        return "Summons lock recorded."
+
+
+class ConditioningForm(ActionForm):
+    slug, title = "conditioning", "This character was conditioned (MSC-02)"
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+    recorded_on = _date()
+
+    def setup(self) -> None:
+        self.fields["conditioner"] = ObjectChoiceField(self.others())
+        self.order_fields(["conditioner"])
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        records.conditioning_record(
+            subject=self.context.character,
+            conditioner=data["conditioner"],
+            description=data["description"],
+            recorded_on=data["recorded_on"],
+            by=by,
+            now=now,
+        )
+        return "Conditioning recorded."
+
+
+class TitleForm(ActionForm):
+    slug, title = "title", "Titles"
+    name = forms.CharField(max_length=60, required=False, label="Title")
+    city = forms.CharField(max_length=80, required=False)
+
+    def setup(self) -> None:
+        self.fields["remove"] = ObjectChoiceField(self.context.titles, required=False)
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        if data["remove"]:
+            records.title_remove(title=data["remove"], by=by)
+            return "Title removed."
+        records.title_add(
+            character=self.context.character, name=data["name"], city=data["city"], by=by
+        )
+        return "Title added."
+
+
+class NoteForm(ActionForm):
+    slug, title = "note", "Storytellers' notes (never shown to the player)"
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.st_note_set(
+            character=self.context.character, notes=self.cleaned_data["notes"], by=by
+        )
+        return "Notes saved."
+
+
+class RitualForm(ActionForm):
+    slug, title = "ritual", "Add a ritual (DIS-10)"
+    name = forms.CharField(max_length=120)
+    learned_on = _date(required=False)
+    free = forms.BooleanField(required=False, help_text="A Tremere's free basic ritual.")
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        records.ritual_add(character=self.context.character, by=by, now=now, **self.cleaned_data)
+        return "Ritual added."
+
+
+class CorrectionForm(ActionForm):
+    slug, title = "correction", "Correct the player's XP ledger"
+    amount = forms.DecimalField(
+        max_digits=7, decimal_places=1, required=False, help_text="Plus or minus, in 0.5 steps."
+    )
+    reason = forms.CharField(max_length=250)
+
+    def setup(self) -> None:
+        self.fields["reverse"] = ObjectChoiceField(
+            self.context.entries,
+            lambda e: f"{e.created_at:%Y-%m-%d} {e.amount:+} {e.reason}",
+            required=False,
+            label="Or reverse this entry",
+        )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.context.character.player_id is None:
+            raise ValidationError("An NPC has no XP ledger.")
+        if (data.get("amount") is None) == (not data.get("reverse")):
+            raise ValidationError("Give an amount or choose an entry to reverse (not both).")
+        return data
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        character = self.context.character
+        if data["reverse"]:
+            ledger.xp_entry_reverse(entry=data["reverse"], by=by, reason=data["reason"], now=now)
+            return "Entry reversed."
+        assert character.player_id is not None
+        ledger.xp_correction_add(
+            chronicle=character.chronicle,
+            player_id=character.player_id,
+            amount=Decimal(data["amount"]),
+            reason=data["reason"],
+            by=by,
+            character=character,
+            now=now,
+        )
+        return "Correction added."
+
+
+ACTION_FORMS: dict[str, type[ActionForm]] = {
+    form.slug: form
+    for form in (
+        DrinkForm,
+        BondBreakForm,
+        RequestForm,
+        StoredBloodForm,
+        TransferForm,
+        DiablerieForm,
+        DeathForm,
+        RetireForm,
+        ReturnForm,
+        TorporHoldForm,
+        CaptiveForm,
+        CaptiveResolveForm,
+        ItemForm,
+        ItemRepairForm,
+        ItemDowngradeForm,
+        SewerLearnForm,
+        SewerForgetForm,
+        SummonsLockForm,
+        ConditioningForm,
+        TitleForm,
+        NoteForm,
+        RitualForm,
+        CorrectionForm,
+    )
+}

@@ -1,0 +1,847 @@
+"""The storytellers' records on a character (BLD-01..05, XP-04..07, TOR-01/02, ITM-01..03,
+SEW-02..04, MSC-01/02, DIS-10). Each is an ST action; each refusal names its rule and writes
+nothing."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from decimal import Decimal
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from chronicle.models import Chronicle, Cycle, Game
+from chronicle.rules import settings_for
+from chronicle.services import chronicle_today
+
+from .. import rules
+from ..models import (
+    BloodDrink,
+    CaptiveOutcome,
+    Captivity,
+    Character,
+    Concealability,
+    Conditioning,
+    Creature,
+    Diablerie,
+    DisciplineLevel,
+    DonorType,
+    GenerationStep,
+    Item,
+    KnownSewerLocation,
+    Ritual,
+    SewerLocation,
+    Status,
+    StoredBlood,
+    SummonsLock,
+    Title,
+    TorporHold,
+    XpEntry,
+    XpKind,
+)
+from . import ledger
+from .bonds import bonds_refresh
+from .common import refusal
+from .notify import notify
+
+GHOUL_KINDRED_BLOOD = 3  # BLD-05
+KINDRED_DONOR_TYPES = (DonorType.KINDRED, DonorType.MIXED_KINDRED)
+
+
+def _same_chronicle(character: Character, other: Character, field: str) -> None:
+    if other.chronicle_id != character.chronicle_id:
+        raise ValidationError({field: "Choose a character of this chronicle."})
+
+
+def _not_future(day: dt.date, today: dt.date, field: str) -> None:
+    if day > today:
+        raise ValidationError({field: "This date is in the future; record it once it happens."})
+
+
+# --- Stored blood (BLD-01..05) -----------------------------------------------------------------
+
+
+def _control(character: Character) -> int:
+    """CTL-01 permanent control, as BLD-01 reads it."""
+    levels = list(
+        DisciplineLevel.objects.filter(character=character).values_list("discipline", "level")
+    )
+    try:
+        return rules.control_traits(
+            clan=character.clan,
+            generation=character.generation,
+            discipline_levels=len(levels),
+            childer=character.childer,
+            diableries=Diablerie.objects.filter(diablerist=character).count(),
+            extra_control=character.extra_control,
+            willpower=character.willpower,
+            animalism_1b=("animalism", rules.LEVEL_NUMBERS["1b"]) in levels,
+        )
+    except ValueError as exc:
+        raise refusal(exc, "holder") from exc
+
+
+def _check_limits(
+    *,
+    holder: Character,
+    on_body: bool,
+    points: int,
+    donor_type: str,
+    excluding: StoredBlood | None = None,
+) -> None:
+    """BLD-01 (on the body, kindred only: control needs a clan) and BLD-05 (ghouls)."""
+    held = StoredBlood.objects.filter(holder=holder, expired_at__isnull=True)
+    if excluding is not None:
+        held = held.exclude(pk=excluding.pk)
+    if on_body and holder.creature == Creature.KINDRED:
+        limit = rules.on_body_blood_limit(max(0, min(_control(holder), rules.MAX_CONTROL)))
+        carried = held.filter(on_body=True).aggregate(n=Sum("points"))["n"] or 0
+        if carried + points > limit:
+            raise ValidationError(
+                {
+                    "points": f"{holder.name} can carry at most {limit} stored blood on the body "
+                    f"(half their control, BLD-01) and already carries {carried}."
+                }
+            )
+    if holder.kind == Creature.GHOUL and donor_type in KINDRED_DONOR_TYPES:
+        kindred = held.filter(donor_type__in=KINDRED_DONOR_TYPES).aggregate(n=Sum("points"))["n"]
+        if (kindred or 0) + points > GHOUL_KINDRED_BLOOD:
+            raise ValidationError(
+                {
+                    "points": f"A ghoul holds at most {GHOUL_KINDRED_BLOOD} kindred blood "
+                    f"(BLD-05); {holder.name} already holds {kindred or 0}."
+                }
+            )
+
+
+@transaction.atomic
+def stored_blood_add(
+    *,
+    holder: Character,
+    location: str,
+    on_body: bool,
+    points: int,
+    donor_type: str,
+    donors: Sequence[Character],
+    donor_note: str,
+    collected_on: dt.date,
+    by: User,
+    now: dt.datetime | None = None,
+) -> StoredBlood:
+    """BLD-02: a stored-blood record; kine blood gets its BLD-03 expiry as a due date."""
+    now = now or timezone.now()
+    chronicle = holder.chronicle
+    _not_future(collected_on, chronicle_today(chronicle, now), "collected_on")
+    if points < 1:
+        raise ValidationError({"points": "Store at least 1 blood (BLD-02)."})
+    location = location.strip() or ("on body" if on_body else "")
+    if not location:
+        raise ValidationError({"location": "Say where the blood is kept (BLD-01)."})
+    donors = list(donors)
+    for donor in donors:
+        _same_chronicle(holder, donor, "donors")
+    if donor_type == DonorType.KINE and donors:
+        raise ValidationError({"donors": "Kine donors have no record; describe them in the note."})
+    if donor_type == DonorType.KINDRED and len(donors) != 1:
+        raise ValidationError({"donors": "Blood of one kindred names exactly one donor (BLD-02)."})
+    if donor_type == DonorType.MIXED_KINDRED and len(donors) < 2:
+        raise ValidationError({"donors": "Mixed kindred blood names two donors or more (BLD-03)."})
+    try:
+        unusable_from = rules.stored_blood_unusable_from(
+            donor_type=donor_type,
+            collected_on=collected_on,
+            **settings_for(rules.stored_blood_unusable_from, chronicle.house_rules),
+        )
+    except ValueError as exc:
+        raise refusal(exc, "donor_type") from exc
+    # The holder's row serializes two records racing past the same limit.
+    Character.objects.select_for_update().filter(pk=holder.pk).first()
+    _check_limits(holder=holder, on_body=on_body, points=points, donor_type=donor_type)
+    blood = StoredBlood.objects.create(
+        holder=holder,
+        location=location[:200],
+        on_body=on_body,
+        points=points,
+        donor_type=donor_type,
+        donor_note=donor_note[:200],
+        collected_on=collected_on,
+        unusable_from=unusable_from,
+    )
+    blood.donors.set(donors)
+    return blood
+
+
+@transaction.atomic
+def stored_blood_transfer(
+    *,
+    blood: StoredBlood,
+    to_holder: Character | None = None,
+    to_location: str | None = None,
+    on_body: bool | None = None,
+    points: int,
+    by: User,
+    now: dt.datetime | None = None,
+) -> StoredBlood:
+    """BLD-02: move some or all of a record's points to another holder or place; a part moved
+    becomes its own record with the same donors and dates. BLD-01/05 limits apply there."""
+    record = StoredBlood.objects.select_for_update().select_related("holder").get(pk=blood.pk)
+    holder = to_holder or record.holder
+    _same_chronicle(record.holder, holder, "to_holder")
+    if record.expired_at is not None:
+        raise ValidationError("This blood has expired and can no longer be used (BLD-03).")
+    if not 1 <= points <= record.points:
+        raise ValidationError({"points": f"Move between 1 and {record.points} blood (BLD-02)."})
+    location = (to_location or "").strip() or record.location
+    body = record.on_body if on_body is None else on_body
+    if holder.pk == record.holder_id and location == record.location and body == record.on_body:
+        raise ValidationError({"to_location": "Choose another holder or place to move it to."})
+    Character.objects.select_for_update().filter(pk=holder.pk).first()
+    whole = points == record.points
+    _check_limits(
+        holder=holder,
+        on_body=body,
+        points=points,
+        donor_type=record.donor_type,
+        excluding=record if whole and holder.pk == record.holder_id else None,
+    )
+    if whole:
+        record.holder, record.location, record.on_body = holder, location[:200], body
+        record.save(update_fields=["holder", "location", "on_body"])
+        return record
+    donors = list(record.donors.all())
+    record.points -= points
+    record.save(update_fields=["points"])
+    moved = StoredBlood.objects.create(
+        holder=holder,
+        location=location[:200],
+        on_body=body,
+        points=points,
+        donor_type=record.donor_type,
+        donor_note=record.donor_note,
+        collected_on=record.collected_on,
+        unusable_from=record.unusable_from,
+    )
+    moved.donors.set(donors)
+    return moved
+
+
+# --- Diablerie, death, retirement, return (XP-04..07, BND-03) -----------------------------------
+
+
+@transaction.atomic
+def diablerie_record(
+    *,
+    diablerist: Character,
+    victim: Character | None,
+    victim_name: str,
+    victim_generation: int,
+    occurred_on: dt.date,
+    victim_in_torpor: bool,
+    killed_by_aggravated_or_coup: bool,
+    by: User,
+    now: dt.datetime | None = None,
+) -> Diablerie:
+    """XP-04: only a victim in torpor can be diablerized, and not one killed by coup de grace or
+    aggravated damage. Black veins last 6 months; a victim of lower generation queues one
+    generation step (XP-05). A victim with a sheet dies (and XP-06 applies to its player)."""
+    now = now or timezone.now()
+    _not_future(occurred_on, chronicle_today(diablerist.chronicle, now), "occurred_on")
+    if diablerist.creature != Creature.KINDRED:
+        raise ValidationError({"diablerist": "Only kindred can commit diablerie (XP-04)."})
+    if not victim_in_torpor:
+        raise ValidationError(
+            {"victim_in_torpor": "Only a victim in torpor can be diablerized (XP-04)."}
+        )
+    if killed_by_aggravated_or_coup:
+        raise ValidationError(
+            {
+                "killed_by_aggravated_or_coup": "A victim killed by coup de grace or aggravated "
+                "damage cannot be diablerized (XP-04)."
+            }
+        )
+    if victim is not None:
+        _same_chronicle(diablerist, victim, "victim")
+        if victim.pk == diablerist.pk:
+            raise ValidationError({"victim": "A character cannot diablerize itself (XP-04)."})
+        if victim.status == Status.DEAD:
+            raise ValidationError({"victim": f"{victim.name} is already dead (XP-04)."})
+        victim_name = victim_name.strip() or victim.name
+        victim_generation = victim.generation
+    victim_name = victim_name.strip()
+    if not victim_name:
+        raise ValidationError({"victim_name": "Name the victim (XP-04)."})
+    if not 1 <= victim_generation <= 15:
+        raise ValidationError({"victim_generation": "A generation runs from 1 to 15 (XP-04)."})
+    diablerie = Diablerie.objects.create(
+        diablerist=diablerist,
+        victim=victim,
+        victim_name=victim_name[:120],
+        victim_generation=victim_generation,
+        occurred_on=occurred_on,
+        black_veins_until=rules.add_months(occurred_on, 6),
+        generation_step=(
+            GenerationStep.QUEUED
+            if victim_generation < diablerist.generation
+            else GenerationStep.NONE
+        ),
+        recorded_by=by,
+        recorded_at=now,
+    )
+    if victim is not None:
+        character_death_record(character=victim, died_on=occurred_on, by=by, now=now)
+    return diablerie
+
+
+def _retirement_credit(character: Character, *, by: User, now: dt.datetime) -> XpEntry | None:
+    """XP-06: the player's unspent XP already sits in their ledger, so the credit is what
+    `retirement_points` adds to it: half of what this character spent (keyed: once)."""
+    if character.player_id is None:
+        return None
+    chronicle = character.chronicle
+    ledger.lock_ledger(chronicle=chronicle, player_id=character.player_id)
+    spent = -(
+        XpEntry.objects.filter(character=character)
+        .filter(Q(kind=XpKind.PURCHASE) | Q(kind=XpKind.REVERSAL, reverses__kind=XpKind.PURCHASE))
+        .aggregate(total=Sum("amount"))["total"]
+        or Decimal(0)
+    )
+    unspent = ledger.xp_balance(chronicle=chronicle, player=character.player_id)
+    try:
+        total = rules.retirement_points(
+            spent=max(spent, Decimal(0)),
+            unspent=max(unspent, Decimal(0)),
+            **settings_for(rules.retirement_points, chronicle.house_rules),
+        )
+    except ValueError as exc:
+        raise refusal(exc) from exc
+    credit = total - max(unspent, Decimal(0))
+    if credit <= 0:
+        return None
+    entry, _ = ledger.xp_entry_add(
+        chronicle=chronicle,
+        player_id=character.player_id,
+        amount=credit,
+        kind=XpKind.RETIREMENT,
+        reason=f"{character.name} left play: half of the {spent} XP spent (XP-06)",
+        key=f"retirement:{character.pk}",
+        character=character,
+        actor=by,
+        now=now,
+    )
+    return entry
+
+
+def _locked(character: Character) -> Character:
+    return (
+        Character.objects.select_for_update(of=("self",))
+        .select_related("chronicle", "player")
+        .get(pk=character.pk)
+    )
+
+
+@transaction.atomic
+def character_death_record(
+    *, character: Character, died_on: dt.date, by: User, now: dt.datetime | None = None
+) -> Character:
+    """XP-06 and BND-03: the character dies; its player is credited half the XP it spent, its
+    thralls are told at once, and their bonds end a month later (via `bonds_refresh`).
+    Recording a death twice changes nothing."""
+    now = now or timezone.now()
+    today = chronicle_today(character.chronicle, now)
+    _not_future(died_on, today, "died_on")
+    character = _locked(character)
+    if character.status == Status.DEAD:
+        return character
+    character.status, character.died_on = Status.DEAD, died_on
+    character.save(update_fields=["status", "died_on", "updated_at"])
+    _retirement_credit(character, by=by, now=now)
+    thralls = (
+        Character.objects.filter(
+            bonds__regnant=character, bonds__ended_on__isnull=True, bonds__bound=True
+        )
+        .select_related("player")
+        .distinct()
+    )
+    for thrall in thralls:
+        notify(
+            character=thrall,
+            key=f"regnant-died:{character.pk}:{thrall.pk}",
+            subject=f"{character.name} has died",
+            body=f"{thrall.name} learns that {character.name}, to whom they are bound, died on "
+            f"{died_on}; the bond fades a month later (BND-03).",
+            now=now,
+        )
+    drinkers = BloodDrink.objects.filter(donors=character).values_list("drinker_id", flat=True)
+    bonds_refresh(thrall_ids=set(drinkers), on=today, now=now)
+    return character
+
+
+@transaction.atomic
+def character_retire(
+    *, character: Character, on: dt.date, by: User, now: dt.datetime | None = None
+) -> Character:
+    """XP-06: the player retires the character and is credited half the XP it spent; retiring
+    twice changes nothing."""
+    now = now or timezone.now()
+    _not_future(on, chronicle_today(character.chronicle, now), "on")
+    character = _locked(character)
+    if character.status == Status.RETIRED:
+        return character
+    if character.status != Status.ACTIVE:
+        raise ValidationError(
+            f"Only an active character can retire; {character.name} is "
+            f"{character.get_status_display().lower()} (XP-06)."
+        )
+    character.status, character.retired_on = Status.RETIRED, on
+    character.save(update_fields=["status", "retired_on", "updated_at"])
+    _retirement_credit(character, by=by, now=now)
+    return character
+
+
+@transaction.atomic
+def character_return(
+    *, character: Character, by: User, now: dt.datetime | None = None
+) -> Character:
+    """XP-07: a retired character (not killed, staked or trapped) comes back, rebuilt with the
+    player's current ledger; one active PC per player."""
+    character = _locked(character)
+    if character.status != Status.RETIRED:
+        raise ValidationError(
+            f"Only a retired character can return; {character.name} is "
+            f"{character.get_status_display().lower()} (XP-07)."
+        )
+    if character.player_id is not None:
+        ledger.lock_ledger(chronicle=character.chronicle, player_id=character.player_id)
+        other = (
+            Character.objects.filter(
+                chronicle=character.chronicle,
+                player_id=character.player_id,
+                status=Status.ACTIVE,
+                approval="approved",
+            )
+            .exclude(pk=character.pk)
+            .first()
+        )
+        if other is not None:
+            raise ValidationError(
+                f"The player already plays {other.name}; retire it first: one active character "
+                "per player (XP-07)."
+            )
+    character.status, character.retired_on = Status.ACTIVE, None
+    character.save(update_fields=["status", "retired_on", "updated_at"])
+    return character
+
+
+# --- Torpor holds and captives (TOR-01/02) -----------------------------------------------------
+
+
+@transaction.atomic
+def torpor_hold_record(
+    *, holder: Character, captive: Character, cycle: Cycle, by: User, now: dt.datetime | None = None
+) -> TorporHold:
+    """TOR-01: a holder keeps a controlled character in torpor for one downtime; a hold in the
+    downtime right after a held one is refused."""
+    now = now or timezone.now()
+    _same_chronicle(holder, captive, "captive")
+    if captive.pk == holder.pk:
+        raise ValidationError({"captive": "A character cannot hold itself in torpor (TOR-01)."})
+    if cycle.chronicle_id != holder.chronicle_id:
+        raise ValidationError({"cycle": "Choose a downtime of this chronicle."})
+    Character.objects.select_for_update().filter(pk=captive.pk).first()
+    if TorporHold.objects.filter(captive=captive, cycle=cycle).exists():
+        raise ValidationError(
+            {"cycle": "This character is already held in that downtime (TOR-01)."}
+        )
+    earlier = (
+        Cycle.objects.filter(chronicle_id=cycle.chronicle_id, deadline_at__lt=cycle.deadline_at)
+        .order_by("-deadline_at")
+        .values_list("pk", flat=True)
+    )
+    held = set(
+        TorporHold.objects.filter(holder=holder, captive=captive).values_list("cycle_id", flat=True)
+    )
+    consecutive = 0
+    for cycle_id in earlier:
+        if cycle_id not in held:
+            break
+        consecutive += 1
+    try:
+        rules.check_torpor_hold(
+            consecutive_downtimes_held=consecutive,
+            **settings_for(rules.check_torpor_hold, holder.chronicle.house_rules),
+        )
+    except ValueError as exc:
+        raise refusal(exc, "cycle") from exc
+    return TorporHold.objects.create(
+        holder=holder, captive=captive, cycle=cycle, recorded_by=by, recorded_at=now
+    )
+
+
+@transaction.atomic
+def captivity_record(
+    *,
+    captive: Character,
+    captor: Character,
+    since: dt.date,
+    by: User,
+    now: dt.datetime | None = None,
+) -> Captivity:
+    """TOR-02: a PC whose body another controls must be released or killed before the end of
+    the next game; `deadline_game` is the first game after `since` (None until scheduled)."""
+    now = now or timezone.now()
+    _same_chronicle(captive, captor, "captor")
+    if captive.pk == captor.pk:
+        raise ValidationError({"captor": "A character cannot hold itself captive (TOR-02)."})
+    _not_future(since, chronicle_today(captive.chronicle, now), "since")
+    Character.objects.select_for_update().filter(pk=captive.pk).first()
+    if Captivity.objects.filter(captive=captive, resolved_at__isnull=True).exists():
+        raise ValidationError({"captive": f"{captive.name} is already held captive (TOR-02)."})
+    game = (
+        Game.objects.filter(chronicle_id=captive.chronicle_id, date__gt=since)
+        .order_by("date", "number")
+        .first()
+    )
+    return Captivity.objects.create(
+        captive=captive, captor=captor, since=since, deadline_game=game, recorded_by=by
+    )
+
+
+@transaction.atomic
+def captivity_resolve(
+    *, captivity: Captivity, outcome: str, by: User, now: dt.datetime | None = None
+) -> Captivity:
+    """TOR-02: the captor released or killed the captive (a killed captive dies, XP-06)."""
+    now = now or timezone.now()
+    if outcome not in (CaptiveOutcome.RELEASED, CaptiveOutcome.KILLED):
+        raise ValidationError({"outcome": "The captive is either released or killed (TOR-02)."})
+    updated = Captivity.objects.filter(pk=captivity.pk, resolved_at__isnull=True).update(
+        outcome=outcome, resolved_at=now
+    )
+    if not updated:
+        raise ValidationError("This captivity is already over (TOR-02).")
+    captivity.refresh_from_db()
+    if outcome == CaptiveOutcome.KILLED:
+        captive = captivity.captive
+        character_death_record(
+            character=captive, died_on=chronicle_today(captive.chronicle, now), by=by, now=now
+        )
+    return captivity
+
+
+# --- Items (ITM-01..03) --------------------------------------------------------------------------
+
+
+def _lifetime_end(chronicle: Chronicle, now: dt.datetime) -> dt.date:
+    """ITM-02: the item lifetime is a house-rule setting."""
+    months = chronicle.house_rules.item_lifetime_months
+    return rules.add_months(chronicle_today(chronicle, now), months)
+
+
+@transaction.atomic
+def item_add(
+    *,
+    character: Character,
+    name: str,
+    concealability: str,
+    armor: int,
+    purchase_cost: int,
+    potence_reinforced: bool,
+    by: User,
+    now: dt.datetime | None = None,
+) -> Item:
+    """ITM-01: an item with its expiry; armor 4-5 is obvious, so red (INTERPRETATION)."""
+    now = now or timezone.now()
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "Name the item (ITM-01)."})
+    if concealability not in Concealability.values:
+        raise ValidationError({"concealability": "Choose blue, yellow or red (ITM-01)."})
+    if not 0 <= armor <= 5:
+        raise ValidationError({"armor": "Armor runs from 1 to 5, or 0 for none (ITM-01)."})
+    if armor >= 4 and concealability != Concealability.RED:
+        raise ValidationError({"concealability": "Armor 4 or 5 is obvious, so it is red (ITM-01)."})
+    if purchase_cost < 0:
+        raise ValidationError({"purchase_cost": "A cost cannot be negative (ITM-01)."})
+    return Item.objects.create(
+        character=character,
+        name=name[:120],
+        concealability=concealability,
+        armor=armor,
+        purchase_cost=purchase_cost,
+        potence_reinforced=potence_reinforced,
+        expires_on=_lifetime_end(character.chronicle, now),
+    )
+
+
+@transaction.atomic
+def item_repair(*, item: Item, by: User, now: dt.datetime | None = None) -> int:
+    """ITM-02: a repair refreshes the expiry date; returns its cost (less than a new item)."""
+    now = now or timezone.now()
+    item = Item.objects.select_for_update().select_related("character__chronicle").get(pk=item.pk)
+    chronicle = item.character.chronicle
+    try:
+        cost = rules.item_repair_cost(
+            item.purchase_cost, **settings_for(rules.item_repair_cost, chronicle.house_rules)
+        )
+    except ValueError as exc:
+        raise refusal(exc) from exc
+    item.expires_on = _lifetime_end(chronicle, now)
+    item.repaired_at = now
+    item.save(update_fields=["expires_on", "repaired_at"])
+    return cost
+
+
+@transaction.atomic
+def item_downgrade(*, item: Item, by: User, now: dt.datetime | None = None) -> int:
+    """ITM-03: once per item, one step more concealable, for 3x the purchase cost (returned)."""
+    locked = Item.objects.select_for_update().get(pk=item.pk)
+    try:
+        new = rules.downgraded_concealability(
+            locked.concealability, already_downgraded=locked.downgraded
+        )
+    except ValueError as exc:
+        raise refusal(exc) from exc
+    if locked.armor >= 4 and new != Concealability.RED:
+        raise ValidationError("Armor 4 or 5 is obvious and stays red (ITM-01).")
+    cost = rules.concealment_downgrade_cost(locked.purchase_cost)
+    locked.concealability, locked.downgraded = new, True
+    locked.save(update_fields=["concealability", "downgraded"])
+    item.concealability, item.downgraded = new, True
+    return cost
+
+
+# --- Sewer lore (SEW-02..04) ---------------------------------------------------------------------
+
+
+@transaction.atomic
+def sewer_location_add(
+    *,
+    chronicle: Chronicle,
+    number: int,
+    level: int,
+    description: str,
+    defenders: Sequence[Character],
+    by: User,
+) -> SewerLocation:
+    """SEW-03: a location is a number with a sewer level (1..8)."""
+    if not 1 <= level <= rules.MAX_SEWER_LORE:
+        raise ValidationError(
+            {"level": f"A sewer level runs from 1 to {rules.MAX_SEWER_LORE} (SEW-01)."}
+        )
+    if number < 1:
+        raise ValidationError({"number": "Locations are numbered from 1 (SEW-03)."})
+    if any(d.chronicle_id != chronicle.pk for d in defenders):
+        raise ValidationError({"defenders": "Choose characters of this chronicle."})
+    try:
+        with transaction.atomic():
+            location = SewerLocation.objects.create(
+                chronicle=chronicle, number=number, level=level, description=description[:200]
+            )
+    except IntegrityError:
+        raise ValidationError({"number": f"Location {number} already exists (SEW-03)."}) from None
+    location.defenders.set(defenders)
+    return location
+
+
+def _free_slots(character: Character) -> int:
+    try:
+        slots = rules.sewer_location_slots(
+            character.sewer_lore, nosferatu=character.clan == "nosferatu"
+        )
+    except ValueError as exc:
+        raise refusal(exc) from exc
+    known = KnownSewerLocation.objects.filter(character=character, forgotten_on__isnull=True)
+    return slots - known.count()
+
+
+@transaction.atomic
+def sewer_location_learn(
+    *, character: Character, location: SewerLocation, on: dt.date, by: User
+) -> KnownSewerLocation:
+    """SEW-03: learned at once with a free slot (SEW-02) and lore at least the location's level."""
+    if location.chronicle_id != character.chronicle_id:
+        raise ValidationError({"location": "Choose a location of this chronicle."})
+    Character.objects.select_for_update().filter(pk=character.pk).first()
+    if KnownSewerLocation.objects.filter(
+        character=character, location=location, forgotten_on__isnull=True
+    ).exists():
+        raise ValidationError({"location": f"{character.name} already knows this location."})
+    if character.sewer_lore < location.level:
+        raise ValidationError(
+            {
+                "location": f"Location {location.number} is on level {location.level}; "
+                f"{character.name}'s Sewer Lore is {character.sewer_lore} (SEW-03)."
+            }
+        )
+    if _free_slots(character) < 1:
+        raise ValidationError(
+            {
+                "location": f"{character.name} has no free location slot; forget one in "
+                "downtime first (SEW-02)."
+            }
+        )
+    return KnownSewerLocation.objects.create(character=character, location=location, learned_on=on)
+
+
+@transaction.atomic
+def sewer_location_forget(
+    *,
+    known: KnownSewerLocation,
+    in_downtime: bool,
+    by: User,
+    now: dt.datetime | None = None,
+) -> KnownSewerLocation:
+    """SEW-03: a location can be forgotten only in downtime."""
+    now = now or timezone.now()
+    if not in_downtime:
+        raise ValidationError(
+            {"in_downtime": "A location can be forgotten only in downtime (SEW-03)."}
+        )
+    if known.forgotten_on is not None:
+        raise ValidationError("This location is already forgotten (SEW-03).")
+    known.forgotten_on = chronicle_today(known.character.chronicle, now)
+    known.save(update_fields=["forgotten_on"])
+    return known
+
+
+@transaction.atomic
+def sewer_search(
+    *,
+    searchers: Sequence[Character],
+    location: SewerLocation,
+    by: User,
+    now: dt.datetime | None = None,
+) -> list[Character]:
+    """SEW-04: a group search finds the location when the searchers' lore adds up to at least
+    3x the defenders'; then every searcher with a free slot learns it, whatever their lore.
+    Returns who learned it (none when the search failed)."""
+    now = now or timezone.now()
+    searchers = list(searchers)
+    if any(s.chronicle_id != location.chronicle_id for s in searchers):
+        raise ValidationError({"searchers": "Choose characters of this chronicle."})
+    defenders = list(location.defenders.values_list("sewer_lore", flat=True))
+    try:
+        found = rules.sewer_search_succeeds([s.sewer_lore for s in searchers], defenders)
+    except ValueError as exc:
+        raise refusal(exc, "searchers") from exc
+    if not found:
+        return []
+    today = chronicle_today(location.chronicle, now)
+    learned = []
+    for searcher in searchers:
+        already = KnownSewerLocation.objects.filter(
+            character=searcher, location=location, forgotten_on__isnull=True
+        ).exists()
+        if not already and _free_slots(searcher) > 0:
+            KnownSewerLocation.objects.create(
+                character=searcher, location=location, learned_on=today
+            )
+            learned.append(searcher)
+    return learned
+
+
+# --- Miscellany (MSC-01/02, titles, notes, DIS-10) --------------------------------------------
+
+
+@transaction.atomic
+def summons_lock_add(
+    *,
+    holder: Character,
+    target: Character,
+    won_on: dt.date,
+    by: User,
+    now: dt.datetime | None = None,
+) -> SummonsLock:
+    """MSC-01: a won summons lock and its date (summons needs one from the last year)."""
+    now = now or timezone.now()
+    _same_chronicle(holder, target, "target")
+    if holder.pk == target.pk:
+        raise ValidationError({"target": "A summons lock is won on someone else (MSC-01)."})
+    _not_future(won_on, chronicle_today(holder.chronicle, now), "won_on")
+    return SummonsLock.objects.create(holder=holder, target=target, won_on=won_on)
+
+
+@transaction.atomic
+def conditioning_record(
+    *,
+    subject: Character,
+    conditioner: Character,
+    description: str,
+    recorded_on: dt.date,
+    by: User,
+    now: dt.datetime | None = None,
+) -> Conditioning:
+    """MSC-02: conditioning (a 3-night downtime action, allowed by DIS-09) is permanent."""
+    now = now or timezone.now()
+    _same_chronicle(subject, conditioner, "conditioner")
+    if subject.pk == conditioner.pk:
+        raise ValidationError({"conditioner": "Conditioning acts on another character (MSC-02)."})
+    _not_future(recorded_on, chronicle_today(subject.chronicle, now), "recorded_on")
+    description = description.strip()
+    if not description:
+        raise ValidationError({"description": "Describe the conditioning (MSC-02)."})
+    return Conditioning.objects.create(
+        subject=subject, conditioner=conditioner, description=description, recorded_on=recorded_on
+    )
+
+
+@transaction.atomic
+def title_add(*, character: Character, name: str, city: str, by: User) -> Title:
+    """A title held in a city (e.g. Prince of Chicago); each at most once."""
+    name, city = name.strip(), city.strip()
+    if not name or not city:
+        raise ValidationError({"name": "Give the title and the city."})
+    title, created = Title.objects.get_or_create(
+        character=character, name=name[:60], city=city[:80]
+    )
+    if not created:
+        raise ValidationError({"name": f"{character.name} already holds {title}."})
+    return title
+
+
+@transaction.atomic
+def title_remove(*, title: Title, by: User) -> None:
+    Title.objects.filter(pk=title.pk).delete()
+
+
+@transaction.atomic
+def st_note_set(*, character: Character, notes: str, by: User) -> Character:
+    """The storytellers' private notes on a character (never shown to its player)."""
+    Character.objects.filter(pk=character.pk).update(st_notes=notes, updated_at=timezone.now())
+    character.st_notes = notes
+    return character
+
+
+@transaction.atomic
+def ritual_add(
+    *,
+    character: Character,
+    name: str,
+    learned_on: dt.date | None,
+    free: bool = False,
+    by: User,
+    now: dt.datetime | None = None,
+) -> Ritual:
+    """DIS-10: a ritual on the character's list; only a Tremere's first basic one is free."""
+    now = now or timezone.now()
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "Name the ritual (DIS-10)."})
+    if learned_on is not None:
+        _not_future(learned_on, chronicle_today(character.chronicle, now), "learned_on")
+    if free:
+        clan = rules.CLANS.get(character.clan)
+        allowed = clan.free_basic_rituals if clan is not None else 0
+        if Ritual.objects.filter(character=character, free=True).count() >= allowed:
+            raise ValidationError(
+                {"free": "Only a Tremere starts with one free basic ritual (DIS-10)."}
+            )
+    if Ritual.objects.filter(character=character, name__iexact=name).exists():
+        raise ValidationError({"name": f"{character.name} already knows {name} (DIS-10)."})
+    return Ritual.objects.create(
+        character=character, name=name[:120], free=free, learned_on=learned_on
+    )

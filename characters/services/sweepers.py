@@ -1,0 +1,225 @@
+"""The periodic timers (DESIGN: timers as due-date columns swept by one periodic task each).
+
+Every sweeper is one transaction that:
+
+1. reads the chronicles' time zones once, so "today" is each chronicle's own local date for one
+   `now` (a blood record due on 15 April is not due at 23:00 on 14 April in New York, even though
+   it is already the 15th in UTC);
+2. locks the due rows (only them: not the joined character or chronicle rows, which pages and
+   services keep writing) with `SKIP LOCKED`, so a second worker running at the same moment
+   takes nothing the first one holds, and a re-run finds the rows already marked done;
+3. marks them done with one conditional UPDATE (`... WHERE <done column> IS NULL`);
+4. notifies each player concerned through `notify`, keyed by the row, so even a re-run that got
+   past the guards would send nothing twice.
+
+Set-based: a sweep costs the same handful of queries for one due row or a thousand, apart from
+the one notification insert per row.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from chronicle.models import Chronicle, CycleStatus
+from chronicle.services import chronicle_today
+
+from ..models import (
+    CaptiveOutcome,
+    Captivity,
+    Character,
+    Diablerie,
+    Status,
+    StoredBlood,
+    TorporHold,
+)
+from .notify import notify
+
+
+def _due_by_local_date(now: dt.datetime, *, chronicle_field: str, date_lookup: str) -> Q:
+    """A condition "the row's date has come in its chronicle's time zone", in one query.
+
+    Chronicles are grouped by their local date (at any instant there are at most three), so the
+    condition has a clause per distinct date, not one per chronicle."""
+    by_day: dict[dt.date, list[int]] = defaultdict(list)
+    for chronicle in Chronicle.objects.only("pk", "timezone"):
+        by_day[chronicle_today(chronicle, now)].append(chronicle.pk)
+    due = Q(pk__in=[])  # matches nothing: no chronicle, nothing due
+    for day, chronicle_ids in by_day.items():
+        due |= Q(**{f"{chronicle_field}__in": chronicle_ids, date_lookup: day})
+    return due
+
+
+@transaction.atomic
+def stored_blood_expire_sweep(*, now: dt.datetime | None = None) -> int:
+    """BLD-03: kine blood is unusable from its `unusable_from` day (3 months after collection,
+    computed by `rules.stored_blood_unusable_from` when it was stored). Marks every record whose
+    day has come, in its chronicle's time zone, and tells the holder's player. Returns how many
+    records expired in this run."""
+    now = now or timezone.now()
+    due = _due_by_local_date(
+        now, chronicle_field="holder__chronicle_id", date_lookup="unusable_from__lte"
+    )
+    records = list(
+        StoredBlood.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("holder__player")
+        .filter(due, expired_at__isnull=True)
+        .order_by("pk")
+    )
+    if not records:
+        return 0
+    StoredBlood.objects.filter(pk__in=[r.pk for r in records], expired_at__isnull=True).update(
+        expired_at=now
+    )
+    for record in records:
+        notify(
+            character=record.holder,
+            key=f"blood-expired:{record.pk}",
+            subject=f"{record.holder.name}: stored blood has expired",
+            body=(
+                f"The {record.points} blood stored at {record.location} by {record.holder.name}, "
+                f"collected on {record.collected_on:%d %B %Y}, can no longer be used: kine blood "
+                "keeps for three months (BLD-03)."
+            ),
+            now=now,
+        )
+    return len(records)
+
+
+@transaction.atomic
+def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
+    """TOR-01: a torpor hold lasts one downtime. Ends every live hold whose cycle is no longer
+    open or whose deadline has passed; the captive recovers overnight (torpor → active) unless
+    another live hold or an unresolved captivity (TOR-02) still keeps them. Returns how many
+    holds ended in this run."""
+    now = now or timezone.now()
+    holds = list(
+        TorporHold.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(ended_at__isnull=True)
+        .filter(~Q(cycle__status=CycleStatus.OPEN) | Q(cycle__deadline_at__lte=now))
+        .order_by("pk")
+        .values_list("pk", "captive_id")
+    )
+    if not holds:
+        return 0
+    hold_ids = [pk for pk, _ in holds]
+    TorporHold.objects.filter(pk__in=hold_ids, ended_at__isnull=True).update(ended_at=now)
+    # After the UPDATE above, the holds just ended no longer count as live.
+    still_held = TorporHold.objects.filter(captive=OuterRef("pk"), ended_at__isnull=True)
+    still_captive = Captivity.objects.filter(captive=OuterRef("pk"), resolved_at__isnull=True)
+    Character.objects.filter(
+        pk__in={captive_id for _, captive_id in holds}, status=Status.TORPOR
+    ).filter(~Exists(still_held), ~Exists(still_captive)).update(status=Status.ACTIVE)
+    for hold in TorporHold.objects.filter(pk__in=hold_ids).select_related(
+        "captive__player", "holder"
+    ):
+        captive = hold.captive
+        recovery = (
+            f"{captive.name} recovers overnight and may take downtime actions again."
+            if captive.status == Status.ACTIVE
+            else f"{captive.name} stays in torpor: another hold or a captivity still keeps them."
+            if captive.status == Status.TORPOR
+            else f"{captive.name} remains {captive.get_status_display().lower()}."
+        )
+        notify(
+            character=captive,
+            key=f"torpor-hold-ended:{hold.pk}",
+            subject=f"{captive.name}: the torpor hold has ended",
+            body=(
+                f"{hold.holder.name}'s hold on {captive.name} has ended: a torpor hold lasts "
+                f"one downtime (TOR-01). {recovery}"
+            ),
+            now=now,
+        )
+    return len(holds)
+
+
+@transaction.atomic
+def captives_sweep(*, now: dt.datetime | None = None) -> int:
+    """TOR-02: a captive not released or killed before the end of the next game dies. Every
+    unresolved captivity whose deadline game's date is before today (the game has ended), in its
+    chronicle's time zone, ends as "died"; the captive is dead from that game's date. Returns
+    how many captives died in this run."""
+    now = now or timezone.now()
+    due = _due_by_local_date(
+        now, chronicle_field="deadline_game__chronicle_id", date_lookup="deadline_game__date__lt"
+    )
+    captivities = list(
+        Captivity.objects.select_for_update(skip_locked=True, of=("self",))
+        .filter(due, resolved_at__isnull=True)
+        .order_by("pk")
+        .values_list("pk", "captive_id")
+    )
+    if not captivities:
+        return 0
+    ids = [pk for pk, _ in captivities]
+    Captivity.objects.filter(pk__in=ids, resolved_at__isnull=True).update(
+        outcome=CaptiveOutcome.DIED, resolved_at=now
+    )
+    # Each captive dies on the date of their own deadline game: one UPDATE with a subquery
+    # rather than one per captive. A character already dead keeps the date it died on.
+    game_date = Captivity.objects.filter(captive=OuterRef("pk"), pk__in=ids).values(
+        "deadline_game__date"
+    )[:1]
+    Character.objects.filter(pk__in=[captive_id for _, captive_id in captivities]).exclude(
+        status=Status.DEAD
+    ).update(status=Status.DEAD, died_on=Subquery(game_date))
+    for captivity in Captivity.objects.filter(pk__in=ids).select_related(
+        "captive__player", "captor", "deadline_game"
+    ):
+        captive = captivity.captive
+        game = captivity.deadline_game
+        assert game is not None  # the due condition selects only captivities with a game
+        notify(
+            character=captive,
+            key=f"captive-died:{captivity.pk}",
+            subject=f"{captive.name} has died in captivity",
+            body=(
+                f"{captive.name} was not released or killed by {captivity.captor.name} before "
+                f"the end of game {game.number} ({game.date:%d %B %Y}), and so has died "
+                "(TOR-02)."
+            ),
+            now=now,
+        )
+    return len(captivities)
+
+
+@transaction.atomic
+def black_veins_sweep(*, now: dt.datetime | None = None) -> int:
+    """XP-04: black veins last six months after a diablerie (`black_veins_until`, set when it was
+    recorded). Marks every diablerie whose day has come, in its chronicle's time zone, and tells
+    the diablerist's player. Returns how many diableries' veins faded in this run."""
+    now = now or timezone.now()
+    due = _due_by_local_date(
+        now, chronicle_field="diablerist__chronicle_id", date_lookup="black_veins_until__lte"
+    )
+    diableries = list(
+        Diablerie.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("diablerist__player")
+        .filter(due, veins_faded_at__isnull=True)
+        .order_by("pk")
+    )
+    if not diableries:
+        return 0
+    Diablerie.objects.filter(pk__in=[d.pk for d in diableries], veins_faded_at__isnull=True).update(
+        veins_faded_at=now
+    )
+    for diablerie in diableries:
+        diablerist = diablerie.diablerist
+        notify(
+            character=diablerist,
+            key=f"black-veins-faded:{diablerie.pk}",
+            subject=f"{diablerist.name}: the black veins have faded",
+            body=(
+                f"Six months have passed since {diablerist.name} diablerized "
+                f"{diablerie.victim_name} on {diablerie.occurred_on:%d %B %Y}: the black veins "
+                "no longer show (XP-04). Aura Perception still shows a diablerie of the last "
+                "year."
+            ),
+            now=now,
+        )
+    return len(diableries)
