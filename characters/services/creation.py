@@ -1,0 +1,770 @@
+"""Character creation: the wizard's draft, its freebie quote, submission and ST approval
+(CRE-01..09, CLN-01..04, DIS-01..06, DIS-10, SEW-01, XP-07).
+
+A draft keeps the wizard's raw choices in `Character.creation` (the 7/5/3 split and the freebie
+purchases cannot be told apart once summed) and only approval writes the sheet: the summed
+columns, the discipline levels, disadvantages, the Tremere's free ritual and the Gargoyle's
+blood for the Regional Tremere Lord. Every number comes from `characters.rules`, with the
+chronicle's INTERPRETATION settings passed through `settings_for`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Chronicle, Membership
+from chronicle.rules import HouseRules, settings_for
+
+from .. import rules
+from ..models import (
+    Acquired,
+    Approval,
+    Character,
+    Creature,
+    Disadvantage,
+    DisciplineLevel,
+    DonorType,
+    Ritual,
+    Status,
+    StoredBlood,
+)
+from .common import rule_ids
+from .ledger import lock_ledger
+from .notify import notify
+
+TREMERE_LORD = "Regional Tremere Lord"  # CLN-01 Gargoyle
+FREE_RITUAL = "Free basic ritual (to be chosen with a storyteller)"  # DIS-10
+EDITABLE = (Approval.DRAFT, Approval.RETURNED)
+MAX_RATING = 99  # a typing slip, not a rule: no allocation of the rules comes near it
+
+
+@dataclass(frozen=True)
+class DisciplinePick:
+    """One discipline row of the wizard: the free basic levels taken (CRE-01: "", "1a" or "1b")
+    and the highest level owned after freebies ("" = only the free ones)."""
+
+    discipline: str
+    free: str = ""
+    top: str = ""
+
+    def free_levels(self) -> list[str]:
+        return list(rules.LEVELS[: _number(self.free)])
+
+    def bought_levels(self) -> list[str]:
+        return list(rules.LEVELS[_number(self.free) : _number(self.top)])
+
+
+@dataclass(frozen=True)
+class DisadvantagePick:
+    name: str
+    major: bool = False
+    physical: bool = False
+    hideously_ugly: bool = False
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What the wizard holds: the package allocation (7/5/3, abilities, willpower, influences,
+    free basics), the disadvantages, and the freebie purchases (`extra_*`, bought levels,
+    generation, sewer lore)."""
+
+    name: str = ""
+    creature: str = Creature.KINDRED
+    clan: str = ""
+    chosen_disciplines: tuple[str, ...] = ()
+    clan_bonus: str = ""
+    physical: int = 0
+    social: int = 0
+    mental: int = 0
+    abilities: Mapping[str, int] = field(default_factory=dict)
+    willpower: int = 0
+    influences: Mapping[str, int] = field(default_factory=dict)
+    disciplines: tuple[DisciplinePick, ...] = ()
+    disadvantages: tuple[DisadvantagePick, ...] = ()
+    generation: int = 13
+    extra_physical: int = 0
+    extra_social: int = 0
+    extra_mental: int = 0
+    extra_willpower: int = 0
+    extra_abilities: Mapping[str, int] = field(default_factory=dict)
+    extra_influences: Mapping[str, int] = field(default_factory=dict)
+    sewer_lore: int = 0
+    background_questionnaire: str = ""
+    background_story: str = ""
+
+    @property
+    def kind(self) -> str:
+        """Animal ghouls are built like ghouls (CRE-03)."""
+        return "ghoul" if self.creature == Creature.ANIMAL_GHOUL else str(self.creature)
+
+    @property
+    def clan_or_none(self) -> str | None:
+        return self.clan if self.kind == "kindred" and self.clan else None
+
+    def creation_json(self) -> dict[str, Any]:
+        """The part of the draft that has no column of its own (`Character.creation`)."""
+        data = dataclasses.asdict(self)
+        for column in _COLUMNS:
+            data.pop(column)
+        return data
+
+    @classmethod
+    def from_character(cls, character: Character) -> Draft:
+        stored = dict(character.creation or {})
+        return cls(
+            name=character.name,
+            creature=character.creature,
+            clan=character.clan,
+            chosen_disciplines=tuple(character.chosen_disciplines or ()),
+            clan_bonus=character.clan_bonus,
+            generation=character.generation,
+            background_questionnaire=character.background_questionnaire,
+            background_story=character.background_story,
+            physical=stored.get("physical", 0),
+            social=stored.get("social", 0),
+            mental=stored.get("mental", 0),
+            abilities=stored.get("abilities", {}),
+            willpower=stored.get("willpower", 0),
+            influences=stored.get("influences", {}),
+            disciplines=tuple(DisciplinePick(**d) for d in stored.get("disciplines", [])),
+            disadvantages=tuple(DisadvantagePick(**d) for d in stored.get("disadvantages", [])),
+            extra_physical=stored.get("extra_physical", 0),
+            extra_social=stored.get("extra_social", 0),
+            extra_mental=stored.get("extra_mental", 0),
+            extra_willpower=stored.get("extra_willpower", 0),
+            extra_abilities=stored.get("extra_abilities", {}),
+            extra_influences=stored.get("extra_influences", {}),
+            sewer_lore=stored.get("sewer_lore", 0),
+        )
+
+
+_COLUMNS = (
+    "name",
+    "creature",
+    "clan",
+    "chosen_disciplines",
+    "clan_bonus",
+    "generation",
+    "background_questionnaire",
+    "background_story",
+)
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The running freebie bill of a draft: `cost` of `freebies` (CRE-01), an itemised `lines`
+    list, and every problem keyed by the wizard's field, each citing its rule ID."""
+
+    cost: int
+    freebies: int
+    lines: tuple[tuple[str, int], ...]
+    problems: Mapping[str, list[str]]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _number(level: str) -> int:
+    return rules.level_number(level) if level else 0
+
+
+def _cite(message: str, rule: str) -> str:
+    """Rules sentences name their rule where the rule is not obvious from the function; the
+    wizard shows every problem with its ID, so the missing ones get the section's."""
+    return message if rule_ids(message) else f"{message.rstrip('.')} ({rule})."
+
+
+# Which wizard field a CRE-01 package sentence belongs to, by the words rules.py uses.
+_PACKAGE_FIELDS = (
+    ("trait area", "physical"),
+    ("abilit", "abilities"),
+    ("willpower", "willpower"),
+    ("influence", "influences"),
+    ("free", "disciplines"),
+)
+
+
+def _package_field(message: str) -> str:
+    lowered = message.lower()
+    return next((name for word, name in _PACKAGE_FIELDS if word in lowered), "__all__")
+
+
+def _check_shape(draft: Draft) -> None:
+    """Input a form or serializer should already have refused; services still refuse it."""
+    errors: dict[str, str] = {}
+    if draft.creature not in Creature.values:
+        errors["creature"] = f"Unknown creature {draft.creature!r}."
+    if draft.clan and draft.clan not in rules.CLANS:
+        errors["clan"] = f"Unknown clan {draft.clan!r}."
+    numbers = {
+        name: getattr(draft, name)
+        for name in (
+            "physical",
+            "social",
+            "mental",
+            "willpower",
+            "extra_physical",
+            "extra_social",
+            "extra_mental",
+            "extra_willpower",
+            "sewer_lore",
+        )
+    }
+    for group in ("abilities", "extra_abilities", "influences", "extra_influences"):
+        numbers |= {f"{group}.{k}": v for k, v in getattr(draft, group).items()}
+    for name, value in numbers.items():
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RATING:
+            errors[name.split(".")[0]] = f"Use a whole number from 0 to {MAX_RATING}."
+    if not 1 <= draft.generation <= 15:
+        errors["generation"] = "A generation runs from 1 to 15."
+    for pick in draft.disciplines:
+        if pick.discipline not in rules.DISCIPLINE_TITLES:
+            errors["disciplines"] = f"Unknown discipline {pick.discipline!r}."
+        elif pick.free not in ("", "1a", "1b") or (pick.top and pick.top not in rules.LEVELS):
+            errors["disciplines"] = "Levels are 1a, 1b, 2a, 2b or 3a; free levels 1a or 1b."
+    if errors:
+        raise ValidationError(errors)
+
+
+def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
+    """CRE-01: the freebies a draft spends, the package's freebies, and every rule problem.
+
+    Costs: traits, abilities and willpower at the house-rule unit costs (CRE-06), influence per
+    point (INF-01 / CLN-03, Ventrue Herd), generation steps (CRE-05), discipline levels at
+    creation (DIS-03..06) and Sewer Lore (SEW-01, priced as an ability: SRC-02 lists it under
+    ABILITIES). Checks: the CLN-01 clan choices and bonus, the CRE-01 package, CRE-02
+    disadvantages, CRE-05 generation, CRE-03/04 and DIS-04 who may buy which discipline,
+    DIS-02 level order, SEW-01 Nosferatu only, and the freebie budget (CRE-01).
+    """
+    _check_shape(draft)
+    hr = house_rules
+    problems: dict[str, list[str]] = {}
+    lines: list[tuple[str, int]] = []
+
+    def problem(key: str, message: str, rule: str) -> None:
+        problems.setdefault(key, []).append(_cite(message, rule))
+
+    kind = draft.kind
+    package = rules.creation_package(kind)
+    clan = draft.clan_or_none
+    caitiff = clan == "caitiff"
+    if not draft.name.strip():
+        problem("name", "Give the character a name.", "CRE-01")
+
+    # CLN-01: the clan and what it chooses.
+    chosen: tuple[str, ...] = ()
+    if kind == "kindred" and clan is None:
+        problem("clan", "A kindred needs a clan.", "CLN-01")
+    if kind != "kindred" and draft.clan:
+        problem("clan", f"A {kind} has no clan; leave the clan empty.", "CRE-03")
+    if kind != "kindred" and draft.chosen_disciplines:
+        problem("chosen_disciplines", "Only Caitiff and Tremere choose disciplines.", "CLN-01")
+    if clan is not None:
+        try:
+            rules.in_clan_disciplines(clan, chosen=draft.chosen_disciplines)
+            chosen = draft.chosen_disciplines
+        except ValueError as exc:
+            problem("chosen_disciplines", str(exc), "CLN-01")
+        try:
+            rules.check_clan_bonus(clan, draft.clan_bonus or None)
+        except ValueError as exc:
+            problem("clan_bonus", str(exc), "CLN-01")
+    elif draft.clan_bonus:
+        problem("clan_bonus", "Only Nosferatu, Toreador and Ventrue choose a bonus.", "CLN-01")
+    clan_settled = clan is not None and "chosen_disciplines" not in problems
+
+    # CRE-01: the package before freebies.
+    if kind != "kindred" or clan_settled:
+        try:
+            rules.check_creation_package(
+                kind=kind,
+                trait_areas={
+                    "physical": draft.physical,
+                    "social": draft.social,
+                    "mental": draft.mental,
+                },
+                abilities=dict(draft.abilities),
+                willpower=draft.willpower,
+                influences=dict(draft.influences),
+                free_disciplines={
+                    p.discipline: p.free_levels() for p in draft.disciplines if p.free
+                },
+                clan=clan,
+                chosen=chosen,
+                **settings_for(rules.check_creation_package, hr),
+            )
+        except ValueError as exc:
+            for message in getattr(exc, "problems", None) or [str(exc)]:
+                problem(_package_field(message), message, "CRE-01")
+
+    # CRE-02: disadvantages (the clan rules replace the general minimum).
+    try:
+        rules.check_disadvantages(
+            [
+                rules.Disadvantage(d.name, d.major, d.physical, d.hideously_ugly)
+                for d in draft.disadvantages
+            ],
+            clan=clan if clan_settled or clan is None else None,
+        )
+    except ValueError as exc:
+        problem("disadvantages", str(exc), "CRE-02")
+    if any(not d.name.strip() for d in draft.disadvantages):
+        problem("disadvantages", "Every disadvantage needs a name.", "CRE-02")
+
+    # Freebies: traits, abilities, willpower (CRE-06).
+    extra_traits = draft.extra_physical + draft.extra_social + draft.extra_mental
+    if extra_traits:
+        lines.append((f"{extra_traits} extra trait(s)", extra_traits * hr.trait_cost))
+    extra_abilities = sum(draft.extra_abilities.values())
+    if extra_abilities:
+        cost = extra_abilities * hr.ability_cost
+        lines.append((f"{extra_abilities} extra ability point(s)", cost))
+    if any(not name.strip() for name in draft.extra_abilities):
+        problem("abilities", "Every ability bought with freebies needs a name.", "CRE-06")
+    if draft.extra_willpower:
+        lines.append(
+            (f"{draft.extra_willpower} extra willpower", draft.extra_willpower * hr.willpower_cost)
+        )
+
+    # INF-01 / CLN-03: influence points, Ventrue Herd at its own price.
+    for influence, points in sorted(draft.extra_influences.items()):
+        if influence not in rules.INFLUENCE_TYPES:
+            problem("influences", f"Unknown influence {influence!r}.", "INF-01")
+        elif points:
+            unit = rules.influence_point_cost(
+                influence, clan=clan, **settings_for(rules.influence_point_cost, hr)
+            )
+            lines.append((f"{points} {influence.title()} influence", points * unit))
+
+    # CRE-05: generation, bought in steps below the starting generation.
+    if kind != "kindred":
+        if draft.generation != hr.starting_generation:
+            problem("generation", "Only kindred have a generation to buy.", "CRE-05")
+    else:
+        try:
+            rules.check_creation_generation(
+                draft.generation,
+                caitiff=caitiff,
+                **settings_for(rules.check_creation_generation, hr),
+            )
+        except ValueError as exc:
+            problem("generation", str(exc), "CRE-05")
+        else:
+            steps = hr.starting_generation - draft.generation
+            if steps:
+                cost = rules.generation_cost(
+                    steps, caitiff=caitiff, **settings_for(rules.generation_cost, hr)
+                )
+                lines.append((f"Generation {draft.generation} ({steps} step(s))", cost))
+
+    # DIS-02..06, CRE-03/04: discipline levels bought at creation.
+    seen: set[str] = set()
+    for pick in draft.disciplines:
+        title = rules.DISCIPLINE_TITLES[pick.discipline]
+        if pick.discipline in seen:
+            problem("disciplines", f"List {title} once.", "DIS-02")
+            continue
+        seen.add(pick.discipline)
+        try:
+            rules.check_discipline_allowed(
+                pick.discipline, kind=kind, clan=clan, chosen=chosen, at_creation=True
+            )
+        except ValueError as exc:
+            if kind != "kindred" or clan_settled:
+                problem("disciplines", str(exc), "DIS-04")
+            continue
+        if not pick.top or _number(pick.top) <= _number(pick.free):
+            if pick.top:
+                problem(
+                    "disciplines",
+                    f"{title}: the level bought must be above the free levels.",
+                    "DIS-02",
+                )
+            elif not pick.free:
+                problem("disciplines", f"{title}: choose a level or remove the row.", "DIS-02")
+            continue
+        levels = pick.bought_levels()
+        try:
+            rules.check_level_order(levels, owned=pick.free or None)
+        except ValueError as exc:
+            problem("disciplines", str(exc), "DIS-02")
+            continue
+        in_clan = rules.is_in_clan(
+            pick.discipline, clan=clan, chosen=chosen, **settings_for(rules.is_in_clan, hr)
+        )
+        cost = rules.discipline_cost(
+            levels,
+            in_clan=in_clan,
+            at_creation=True,
+            path_owned=bool(pick.free),
+            caitiff=caitiff,
+            **settings_for(rules.discipline_cost, hr),
+        )
+        where = "in-clan" if in_clan else "out-of-clan"
+        lines.append((f"{title} {', '.join(levels)} ({where})", cost))
+
+    # SEW-01: Sewer Lore at creation is for Nosferatu only, up to 8.
+    if draft.sewer_lore:
+        if clan != "nosferatu":
+            problem("sewer_lore", "Only Nosferatu may take Sewer Lore at creation.", "SEW-01")
+        else:
+            bonus = 1 if draft.clan_bonus == "sewer_lore" else 0
+            if draft.sewer_lore + bonus > rules.MAX_SEWER_LORE:
+                problem("sewer_lore", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE}.", "SEW-01")
+            lines.append((f"{draft.sewer_lore} Sewer Lore", draft.sewer_lore * hr.ability_cost))
+
+    cost = sum(amount for _, amount in lines)
+    if cost > package.freebies:
+        problem(
+            "freebies",
+            f"This spends {cost} freebies and a new {kind} has {package.freebies}; "
+            f"take off {cost - package.freebies}.",
+            "CRE-01",
+        )
+    return Quote(cost=cost, freebies=package.freebies, lines=tuple(lines), problems=problems)
+
+
+def draft_quote(character: Character) -> Quote:
+    house_rules = character.chronicle.house_rules
+    return creation_quote(Draft.from_character(character), house_rules=house_rules)
+
+
+# --- Services -------------------------------------------------------------------------------
+
+
+def _is_staff(chronicle: Chronicle, user: User) -> bool:
+    return Membership.objects.filter(chronicle=chronicle, user=user, role__in=STAFF_ROLES).exists()
+
+
+def _require_staff(chronicle: Chronicle, user: User) -> None:
+    if not _is_staff(chronicle, user):
+        raise PermissionDenied("Only the chronicle's storytellers and admins may do this.")
+
+
+def _require_owner_or_staff(character: Character, user: User) -> None:
+    if character.player_id != user.pk and not _is_staff(character.chronicle, user):
+        raise PermissionDenied("Only the character's player or a storyteller may change it.")
+
+
+def _lock(character: Character) -> Character:
+    # of=("self",): the player sits on the nullable side of the join (NPCs have none).
+    return (
+        Character.objects.select_for_update(of=("self",))
+        .select_related("chronicle", "player")
+        .get(pk=character.pk)
+    )
+
+
+def _write_draft(character: Character, draft: Draft) -> None:
+    for column in _COLUMNS:
+        value = getattr(draft, column)
+        setattr(character, column, list(value) if column == "chosen_disciplines" else value)
+    character.name = draft.name.strip()
+    character.creation = draft.creation_json()
+
+
+@transaction.atomic
+def character_draft_create(
+    *, chronicle: Chronicle, player: User, draft: Draft, now: dt.datetime | None = None
+) -> Character:
+    """Start a character in the wizard (CRE-01). A draft may break the rules while it is being
+    written; the quote lists the problems and submission refuses them. A second click with the
+    same name finds the draft the first click made and saves over it."""
+    _check_shape(draft)
+    if not draft.name.strip():
+        raise ValidationError({"name": "Give the character a name."})
+    # The membership row is the player's lock: two clicks make one draft.
+    lock_ledger(chronicle=chronicle, player_id=player.pk)
+    existing = Character.objects.filter(
+        chronicle=chronicle, player=player, name__iexact=draft.name.strip(), approval__in=EDITABLE
+    ).first()
+    character = existing or Character(chronicle=chronicle, player=player)
+    _write_draft(character, draft)
+    character.approval = Approval.DRAFT
+    character.save()
+    return character
+
+
+@transaction.atomic
+def character_draft_update(*, character: Character, by: User, draft: Draft) -> Character:
+    """Save the wizard over a draft: only its player or an ST, only while it is a draft or has
+    been returned (CRE-09)."""
+    _check_shape(draft)
+    _require_owner_or_staff(character, by)
+    if not draft.name.strip():
+        raise ValidationError({"name": "Give the character a name."})
+    locked = _lock(character)
+    if locked.approval not in EDITABLE:
+        raise ValidationError(
+            f"This character is {locked.get_approval_display().lower()}; only a draft or a "
+            "character returned by a storyteller can be changed (CRE-09)."
+        )
+    _write_draft(locked, draft)
+    locked.save()
+    return locked
+
+
+def _submit_problems(character: Character) -> dict[str, list[str]]:
+    problems = {key: list(value) for key, value in draft_quote(character).problems.items()}
+    if not character.background_questionnaire.strip():
+        problems.setdefault("background_questionnaire", []).append(
+            "Answer the background questionnaire: every character needs one (CRE-09)."
+        )
+    return problems
+
+
+@transaction.atomic
+def character_submit(
+    *, character: Character, by: User, now: dt.datetime | None = None
+) -> Character:
+    """Send a draft to the STs (CRE-09). Refused with every problem of the quote and a missing
+    questionnaire listed; a second click on a submitted character changes nothing."""
+    now = now or timezone.now()
+    _require_owner_or_staff(character, by)
+    locked = _lock(character)
+    if locked.approval in (Approval.SUBMITTED, Approval.APPROVED):
+        return locked
+    problems = _submit_problems(locked)
+    if problems:
+        raise ValidationError(problems)
+    locked.approval = Approval.SUBMITTED
+    locked.submitted_at = now
+    locked.freebies_spent = draft_quote(locked).cost
+    locked.save(update_fields=["approval", "submitted_at", "freebies_spent", "updated_at"])
+    return locked
+
+
+def _tremere_lord(chronicle: Chronicle) -> Character:
+    """CLN-01: the NPC who holds every Gargoyle's blood, made once per chronicle. The chronicle
+    row is locked so two approvals at once do not make two lords."""
+    Chronicle.objects.select_for_update().filter(pk=chronicle.pk).values_list("pk").get()
+    lord = Character.objects.filter(
+        chronicle=chronicle, player=None, name=TREMERE_LORD, status=Status.NPC
+    ).first()
+    if lord is None:
+        lord = Character.objects.create(
+            chronicle=chronicle,
+            player=None,
+            name=TREMERE_LORD,
+            creature=Creature.KINDRED,
+            clan="tremere",
+            status=Status.NPC,
+            approval=Approval.APPROVED,
+        )
+    return lord
+
+
+def _build_sheet(character: Character, draft: Draft, quote: Quote, now: dt.datetime) -> None:
+    """Sum the package, the freebies and the CLN-01 bonus into the sheet's columns and write
+    the rows approval owns (DIS-01 levels, CRE-02 disadvantages, DIS-10 ritual, CLN-01 blood)."""
+    clan_row = rules.get_clan(draft.clan) if draft.clan_or_none else None
+    bonus = draft.clan_bonus
+    character.physical = draft.physical + draft.extra_physical + int(bonus == "physical")
+    character.social = draft.social + draft.extra_social + int(bonus == "social")
+    character.mental = draft.mental + draft.extra_mental
+    character.willpower = draft.willpower + draft.extra_willpower
+    abilities: dict[str, int] = {}
+    for source in (draft.abilities, draft.extra_abilities):
+        for name, points in source.items():
+            if points:
+                key = name.strip().lower()
+                abilities[key] = abilities.get(key, 0) + points
+    bonus_abilities = list(clan_row.fixed_bonuses) if clan_row else []
+    if bonus == "leadership":
+        bonus_abilities.append("leadership")
+    for name in bonus_abilities:
+        abilities[name] = abilities.get(name, 0) + 1
+    character.abilities = abilities
+    for influence in rules.INFLUENCE_TYPES:
+        points = draft.influences.get(influence, 0) + draft.extra_influences.get(influence, 0)
+        setattr(character, influence, points + int(influence == "herd" and bonus == "herd"))
+    character.sewer_lore = draft.sewer_lore + int(bonus == "sewer_lore")
+    character.freebies_spent = quote.cost
+
+    hr = character.chronicle.house_rules
+    clan = draft.clan_or_none
+    chosen = draft.chosen_disciplines if clan else ()
+    levels: list[DisciplineLevel] = []
+    for pick in draft.disciplines:
+        in_clan = rules.is_in_clan(
+            pick.discipline, clan=clan, chosen=chosen, **settings_for(rules.is_in_clan, hr)
+        )
+        levels += [
+            DisciplineLevel(
+                character=character,
+                discipline=pick.discipline,
+                level=rules.level_number(code),
+                acquired=Acquired.CREATION,
+                free=True,
+            )
+            for code in pick.free_levels()
+        ]
+        bought = pick.bought_levels()
+        for index, code in enumerate(bought):
+            # DIS-04: the path fee is paid with the first level bought; each level records
+            # its own share, so the levels of one discipline add up to the quote's line.
+            cost = rules.discipline_cost(
+                [code],
+                in_clan=in_clan,
+                at_creation=True,
+                path_owned=bool(pick.free) or index > 0,
+                caitiff=clan == "caitiff",
+                **settings_for(rules.discipline_cost, hr),
+            )
+            levels.append(
+                DisciplineLevel(
+                    character=character,
+                    discipline=pick.discipline,
+                    level=rules.level_number(code),
+                    acquired=Acquired.CREATION,
+                    cost=cost,
+                )
+            )
+    DisciplineLevel.objects.filter(character=character, acquired=Acquired.CREATION).delete()
+    DisciplineLevel.objects.bulk_create(levels)
+    Disadvantage.objects.filter(character=character).delete()
+    Disadvantage.objects.bulk_create(
+        Disadvantage(
+            character=character,
+            name=d.name.strip(),
+            major=d.major,
+            physical=d.physical,
+            hideously_ugly=d.hideously_ugly,
+        )
+        for d in draft.disadvantages
+    )
+    if clan_row is not None and clan_row.free_basic_rituals:
+        Ritual.objects.filter(character=character, free=True).delete()
+        Ritual.objects.bulk_create(
+            Ritual(character=character, name=FREE_RITUAL, free=True, learned_on=now.date())
+            for _ in range(clan_row.free_basic_rituals)
+        )
+    if clan_row is not None and clan_row.stored_blood_for_tremere_lord:
+        lord = _tremere_lord(character.chronicle)
+        blood = StoredBlood.objects.create(
+            holder=lord,
+            location=f"Held by the {TREMERE_LORD}",
+            points=clan_row.stored_blood_for_tremere_lord,
+            donor_type=DonorType.KINDRED,
+            donor_note=f"{character.name}, at creation (CLN-01)",
+            collected_on=timezone.localdate(now),
+        )
+        blood.donors.add(character)
+
+
+@transaction.atomic
+def character_approve(
+    *, character: Character, by: User, now: dt.datetime | None = None
+) -> Character:
+    """An ST approves a submitted character (CRE-09): the rules are checked again, the sheet is
+    written, and the player is told. XP-07: a player has one active PC per chronicle. A second
+    click on an approved character changes nothing."""
+    now = now or timezone.now()
+    _require_staff(character.chronicle, by)
+    if character.player_id is not None:
+        # The player's lock first, so two approvals of the player's characters queue here.
+        lock_ledger(chronicle=character.chronicle, player_id=character.player_id)
+    locked = _lock(character)
+    if locked.approval == Approval.APPROVED:
+        return locked
+    if locked.approval != Approval.SUBMITTED:
+        raise ValidationError(
+            "Only a character submitted for approval can be approved; this one is "
+            f"{locked.get_approval_display().lower()} (CRE-09)."
+        )
+    problems = _submit_problems(locked)
+    if problems:
+        raise ValidationError(problems)
+    if (
+        locked.player_id is not None
+        and Character.objects.filter(
+            chronicle=locked.chronicle,
+            player_id=locked.player_id,
+            status=Status.ACTIVE,
+            approval=Approval.APPROVED,
+        )
+        .exclude(pk=locked.pk)
+        .exists()
+    ):
+        raise ValidationError(
+            "This player already has an active character; a player plays one active character "
+            "at a time (XP-07). Retire the other one first."
+        )
+    draft = Draft.from_character(locked)
+    _build_sheet(locked, draft, draft_quote(locked), now)
+    locked.status = Status.ACTIVE
+    locked.approval = Approval.APPROVED
+    locked.approved_by = by
+    locked.approved_at = now
+    locked.approval_note = ""
+    locked.save()
+    notify(
+        character=locked,
+        key=f"character-approved:{locked.pk}",
+        subject=f"{locked.name} is approved",
+        body=f"A storyteller approved {locked.name}. Your character sheet is ready.",
+        now=now,
+    )
+    return locked
+
+
+@transaction.atomic
+def character_return(
+    *, character: Character, by: User, note: str, now: dt.datetime | None = None
+) -> Character:
+    """An ST sends a submitted character back to its player with a note (CRE-09)."""
+    now = now or timezone.now()
+    _require_staff(character.chronicle, by)
+    note = note.strip()
+    if not note:
+        raise ValidationError({"note": "Tell the player what to change."})
+    locked = _lock(character)
+    if locked.approval == Approval.RETURNED and locked.approval_note == note:
+        return locked
+    if locked.approval != Approval.SUBMITTED:
+        raise ValidationError(
+            "Only a character waiting for approval can be returned; this one is "
+            f"{locked.get_approval_display().lower()} (CRE-09)."
+        )
+    locked.approval = Approval.RETURNED
+    locked.approval_note = note
+    locked.save(update_fields=["approval", "approval_note", "updated_at"])
+    notify(
+        character=locked,
+        key=f"character-returned:{locked.pk}:{now.isoformat()}",
+        subject=f"{locked.name} needs changes",
+        body=f"A storyteller returned {locked.name} with this note:\n\n{note}",
+        now=now,
+    )
+    return locked
+
+
+@transaction.atomic
+def background_approve(
+    *, character: Character, by: User, now: dt.datetime | None = None
+) -> Character:
+    """CRE-09: an ST approves the background; until then the player cannot spend XP (XP-02)."""
+    now = now or timezone.now()
+    _require_staff(character.chronicle, by)
+    locked = _lock(character)
+    if locked.background_approved_at is not None:
+        return locked
+    if not locked.background_questionnaire.strip():
+        raise ValidationError(
+            {"background_questionnaire": "There is no questionnaire to approve yet (CRE-09)."}
+        )
+    locked.background_approved_by = by
+    locked.background_approved_at = now
+    locked.save(update_fields=["background_approved_by", "background_approved_at", "updated_at"])
+    return locked
