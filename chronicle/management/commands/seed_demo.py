@@ -4,8 +4,11 @@ attendance, and the open downtime cycle of the latest game. Running it again cha
 from __future__ import annotations
 
 import datetime as dt
+import importlib
+import importlib.util
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -65,6 +68,13 @@ class Command(BaseCommand):
 
         if not Game.objects.filter(chronicle=chronicle).exists():
             self._games(chronicle, users)
+        # Each app above this one seeds its own part (its `demo.seed`), so this ground-floor
+        # app names none of them.
+        for config in apps.get_app_configs():
+            if config.name != "chronicle" and importlib.util.find_spec(f"{config.name}.demo"):
+                importlib.import_module(f"{config.name}.demo").seed(
+                    chronicle=chronicle, users=users, stdout=self.stdout
+                )
 
         self.stdout.write(
             ("Created" if created else "Found")
