@@ -1,11 +1,32 @@
-"""Placeholder: replaced by its owner."""
+"""The character sheet and its print version: the player's own, or any for staff (404 else)."""
 
-from django.http import Http404, HttpRequest, HttpResponse
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from chronicle import access as chronicle_access
+from chronicle.views import _page
+
+from .. import access, selectors
+from ..forms.purchases import PurchaseForm
 
 
-def character_sheet(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-    raise Http404
+@login_required
+@require_GET
+def character_sheet(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = access.character_for(membership, pk)
+    sheet = selectors.sheet_for(character=character, membership=membership)
+    form = PurchaseForm(character=character, staff=chronicle_access.is_staff(membership))
+    return _page(request, "characters/sheet.html", membership, sheet=sheet, form=form)
 
 
-def character_print(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
-    raise Http404
+@login_required
+@require_GET
+def character_print(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = access.character_for(membership, pk)
+    sheet = selectors.sheet_for(character=character, membership=membership)
+    return _page(request, "characters/sheet_print.html", membership, sheet=sheet)

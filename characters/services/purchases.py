@@ -1,0 +1,760 @@
+"""XP purchases in play (XP-01..05, DIS-02..08, CRE-03/04/09, INF-01, SEW-01).
+
+A player asks (`purchase_request`), an ST signs off (`purchase_approve`, XP-01) and only then is
+the one ledger entry (key `purchase:<id>`) written and the effect applied. `purchase_quote` is
+the same arithmetic and the same checks with nothing written, for the live preview; approval
+re-runs it under the locks because the world may have moved since the request.
+
+Lock order, everywhere here: the purchase row, then the character row, then the player's ledger
+(their membership row, taken by `ledger.xp_entry_add`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Chronicle, Cycle, CycleStatus, Membership
+from chronicle.rules import HouseRules, settings_for
+
+from .. import rules
+from ..models import (
+    Acquired,
+    Approval,
+    Character,
+    Creature,
+    Diablerie,
+    DisciplineLevel,
+    GenerationStep,
+    PurchaseKind,
+    PurchaseMoment,
+    PurchaseStatus,
+    Status,
+    XpKind,
+    XpPurchase,
+)
+from . import ledger
+from .notify import notify
+
+TRAIT_AREAS: tuple[str, ...] = ("physical", "social", "mental")
+MAX_QUANTITY = 10
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a purchase cannot go ahead; `field` names the form field it belongs beside
+    (None for the purchase as a whole). The message cites the rule ID."""
+
+    field: str | None
+    message: str
+
+
+@dataclass
+class Quote:
+    cost: Decimal
+    problems: list[Problem] = field(default_factory=list)
+    cycle: Cycle | None = None
+    diablerie: Diablerie | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, field_name: str | None, message: str) -> None:
+        self.problems.append(Problem(field_name, message))
+
+    def error(self) -> ValidationError:
+        """Every problem at once, each beside its field."""
+        by_field: dict[str, list[str]] = {}
+        for problem in self.problems:
+            by_field.setdefault(problem.field or "__all__", []).append(problem.message)
+        return ValidationError(by_field)
+
+
+# --- Helpers -----------------------------------------------------------------------------------
+
+
+def _is_staff(user: User, chronicle: Chronicle) -> bool:
+    return Membership.objects.filter(chronicle=chronicle, user=user, role__in=STAFF_ROLES).exists()
+
+
+def _require_staff(user: User, chronicle: Chronicle) -> None:
+    if not _is_staff(user, chronicle):
+        raise PermissionDenied("Only the chronicle's storytellers may sign off XP purchases.")
+
+
+def current_cycle(*, chronicle: Chronicle, moment: str, now: dt.datetime) -> Cycle | None:
+    """The cycle a purchase counts in (DIS-08): at the game, the cycle of today's game; in
+    downtime, the latest open cycle."""
+    if moment == PurchaseMoment.GAME:
+        today = now.astimezone(chronicle.tz).date()
+        return (
+            Cycle.objects.filter(chronicle=chronicle, game__date=today)
+            .select_related("game")
+            .first()
+        )
+    return (
+        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN)
+        .select_related("game")
+        .order_by("-deadline_at")
+        .first()
+    )
+
+
+def _clan(character: Character) -> str | None:
+    return character.clan or None if character.creature == Creature.KINDRED else None
+
+
+def _top_level(character: Character, discipline: str) -> int:
+    levels = DisciplineLevel.objects.filter(character=character, discipline=discipline)
+    return max(levels.values_list("level", flat=True), default=0)
+
+
+def _in_clan(character: Character, discipline: str, house: HouseRules) -> bool:
+    return rules.is_in_clan(
+        discipline,
+        clan=_clan(character),
+        chosen=list(character.chosen_disciplines or []),
+        **settings_for(rules.is_in_clan, house),
+    )
+
+
+def _levels_this_cycle(character: Character, cycle: Cycle, *, exclude: int | None) -> int:
+    """DIS-08: levels approved in this cycle plus levels still asked for in it."""
+    approved = DisciplineLevel.objects.filter(
+        character=character, cycle=cycle, acquired=Acquired.PLAY
+    ).count()
+    pending = XpPurchase.objects.filter(
+        character=character,
+        cycle=cycle,
+        kind=PurchaseKind.DISCIPLINE,
+        status=PurchaseStatus.REQUESTED,
+    )
+    if exclude is not None:
+        pending = pending.exclude(pk=exclude)
+    return approved + sum(len(p.levels) for p in pending.only("levels"))
+
+
+def _queued_diablerie(character: Character) -> Diablerie | None:
+    return (
+        Diablerie.objects.filter(diablerist=character, generation_step=GenerationStep.QUEUED)
+        .order_by("occurred_on", "pk")
+        .first()
+    )
+
+
+# --- The quote ---------------------------------------------------------------------------------
+
+
+def purchase_quote(
+    *,
+    character: Character,
+    kind: str,
+    discipline: str = "",
+    levels: Sequence[str] = (),
+    target: str = "",
+    quantity: int = 1,
+    moment: str = PurchaseMoment.DOWNTIME,
+    teacher: Character | None = None,
+    now: dt.datetime | None = None,
+    cycle: Cycle | None = None,
+    exclude: int | None = None,
+) -> Quote:
+    """The cost from the rules and every problem, writing nothing (the live preview and the
+    re-check at approval). At approval, `cycle` is the one the player asked in (it still
+    counts if it closed meanwhile) and `exclude` the purchase itself, so it does not count
+    against itself (DIS-08)."""
+    now = now or timezone.now()
+    chronicle = character.chronicle
+    house = chronicle.house_rules
+    quote = Quote(cost=Decimal(0))
+
+    # XP-01 / XP-02 / CRE-09: who may spend at all.
+    if character.approval != Approval.APPROVED or character.status != Status.ACTIVE:
+        quote.add(None, "Only an approved, active character can spend XP in play (XP-01).")
+    if character.background_approved_at is None:
+        quote.add(
+            None,
+            "XP spending is blocked until an ST approves the character's background "
+            "(XP-02, CRE-09).",
+        )
+    if character.player_id is None:
+        quote.add(None, "An NPC has no player and so no XP to spend (XP-07).")
+    if moment not in PurchaseMoment.values:
+        quote.add("moment", "Choose when: in downtime or at the game before play (XP-01).")
+        return quote
+    if not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
+        quote.add("quantity", f"Buy between 1 and {MAX_QUANTITY} at a time.")
+        return quote
+    if cycle is None:
+        cycle = current_cycle(chronicle=chronicle, moment=moment, now=now)
+    quote.cycle = cycle
+    if cycle is None:
+        if moment == PurchaseMoment.GAME:
+            quote.add("moment", "There is no game today; buy at a game only on its day (XP-01).")
+        else:
+            quote.add("moment", "No downtime is open right now to buy in (XP-01).")
+
+    queued = _queued_diablerie(character)
+    if kind == PurchaseKind.DISCIPLINE:
+        _quote_discipline(quote, character, discipline, levels, moment, teacher, cycle, exclude)
+    elif kind == PurchaseKind.GENERATION:
+        _quote_generation(quote, character, quantity, moment, queued, cycle, exclude)
+    elif kind == PurchaseKind.TRAIT:
+        if target not in TRAIT_AREAS:
+            quote.add("target", "Name the trait area: physical, social or mental.")
+        quote.cost = Decimal(house.trait_cost * quantity)
+    elif kind == PurchaseKind.ABILITY:
+        if not target.strip():
+            quote.add("target", "Name the ability to raise, e.g. investigation.")
+        quote.cost = Decimal(house.ability_cost * quantity)
+    elif kind == PurchaseKind.WILLPOWER:
+        quote.cost = Decimal(house.willpower_cost * quantity)
+    elif kind == PurchaseKind.INFLUENCE:
+        if target not in rules.INFLUENCE_TYPES:
+            quote.add("target", f"Name the influence: {', '.join(rules.INFLUENCE_TYPES)} (INF-01).")
+        else:
+            unit = rules.influence_point_cost(
+                target, clan=_clan(character), **settings_for(rules.influence_point_cost, house)
+            )
+            quote.cost = Decimal(unit * quantity)
+    elif kind == PurchaseKind.SEWER_LORE:
+        _quote_sewer_lore(quote, character, quantity, teacher, house.ability_cost)
+    else:
+        quote.add("kind", "Choose what to buy.")
+        return quote
+
+    # XP-05: a queued generation drop is paid before any other XP.
+    if queued is not None and kind != PurchaseKind.GENERATION:
+        quote.add(
+            None,
+            f"The generation step from the diablerie of {queued.victim_name} must be bought or "
+            "declined before any other purchase (XP-05).",
+        )
+    if character.player_id is not None and quote.cost > 0:
+        balance = ledger.xp_balance(chronicle=chronicle, player=character.player_id)
+        if balance < quote.cost:
+            quote.add(
+                None,
+                f"Not enough XP: this costs {quote.cost} and the balance is {balance} (XP-02).",
+            )
+    return quote
+
+
+def _quote_discipline(
+    quote: Quote,
+    character: Character,
+    discipline: str,
+    levels: Sequence[str],
+    moment: str,
+    teacher: Character | None,
+    cycle: Cycle | None,
+    exclude: int | None,
+) -> None:
+    house = character.chronicle.house_rules
+    if discipline not in rules.DISCIPLINE_TITLES:
+        quote.add("discipline", "Choose a discipline.")
+        return
+    clan = _clan(character)
+    chosen = list(character.chosen_disciplines or [])
+    try:
+        rules.check_discipline_allowed(
+            discipline, kind=character.kind, clan=clan, chosen=chosen, at_creation=False
+        )
+    except ValueError as exc:
+        quote.add("discipline", str(exc))
+        return
+    top = _top_level(character, discipline)
+    owned = rules.level_code(top) if top else None
+    try:
+        rules.check_level_order(list(levels), owned=owned)
+    except ValueError as exc:
+        quote.add("levels", str(exc))
+        return
+    in_clan = _in_clan(character, discipline, house)
+    quote.cost = Decimal(
+        rules.discipline_cost(
+            list(levels),
+            in_clan=in_clan,
+            at_creation=False,
+            path_owned=top > 0,
+            caitiff=clan == "caitiff",
+            **settings_for(rules.discipline_cost, house),
+        )
+    )
+    for level in levels:
+        problem = _teacher_problem(character, discipline, level, teacher)
+        if problem:
+            quote.add("teacher", problem)
+            break
+    done = _levels_this_cycle(character, cycle, exclude=exclude) if cycle else 0
+    try:
+        rules.check_purchase_timing(
+            list(levels),
+            when=moment,
+            in_clan=in_clan,
+            levels_bought_this_cycle=done,
+            **settings_for(rules.check_purchase_timing, house),
+        )
+    except ValueError as exc:
+        quote.add("moment" if "downtime" in str(exc) else "levels", str(exc))
+
+
+def _teacher_problem(
+    character: Character, discipline: str, level: str, teacher: Character | None
+) -> str | None:
+    """DIS-07, with the teacher read from the database: an active character of the same
+    chronicle, their clan, chosen disciplines and level in the discipline taught."""
+    house = character.chronicle.house_rules
+    clan = _clan(character)
+    chosen = list(character.chosen_disciplines or [])
+    needed = rules.teacher_required(discipline, level, student_clan=clan, student_chosen=chosen)
+    if not needed:
+        return None
+    title = rules.DISCIPLINE_TITLES[discipline]
+    if teacher is not None:
+        if teacher.pk == character.pk:
+            return "Nobody can teach themself (DIS-07)."
+        if teacher.chronicle_id != character.chronicle_id or teacher.status != Status.ACTIVE:
+            return "The teacher must be an active character of this chronicle (DIS-07)."
+        top = _top_level(teacher, discipline)
+        teacher_clan = _clan(teacher)
+        if top == 0 or teacher_clan is None:
+            return f"{teacher.name} does not have {title} in-clan and cannot teach it (DIS-07)."
+        model: rules.Teacher | None = rules.Teacher(
+            clan=teacher_clan,
+            level=rules.level_code(top),
+            chosen=tuple(teacher.chosen_disciplines or ()),
+        )
+    else:
+        model = None
+    try:
+        rules.check_teacher(
+            discipline,
+            level,
+            student_clan=clan,
+            student_chosen=chosen,
+            teacher=model,
+            **settings_for(rules.check_teacher, house),
+        )
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _quote_generation(
+    quote: Quote,
+    character: Character,
+    quantity: int,
+    moment: str,
+    queued: Diablerie | None,
+    cycle: Cycle | None,
+    exclude: int | None,
+) -> None:
+    house = character.chronicle.house_rules
+    if character.creature != Creature.KINDRED:
+        quote.add("kind", "Only kindred have a generation to lower (XP-03).")
+        return
+    if character.generation - quantity < 1:
+        quote.add("quantity", "A generation cannot go below 1st (XP-03).")
+    if queued is not None:
+        quote.diablerie = queued
+        # XP-05: at most one step per downtime, bought in downtime.
+        if quantity != 1:
+            quote.add("quantity", "A diablerie drops the generation one step at a time (XP-05).")
+        if moment != PurchaseMoment.DOWNTIME:
+            quote.add("moment", "A generation drop after diablerie is bought in downtime (XP-05).")
+        if cycle is not None:
+            taken = XpPurchase.objects.filter(
+                character=character,
+                cycle=cycle,
+                diablerie__isnull=False,
+                status__in=[PurchaseStatus.REQUESTED, PurchaseStatus.APPROVED],
+            )
+            if exclude is not None:
+                taken = taken.exclude(pk=exclude)
+            if taken.exists():
+                quote.add(None, "At most one generation drop per downtime (XP-05).")
+    quote.cost = Decimal(
+        rules.generation_cost(
+            quantity,
+            caitiff=_clan(character) == "caitiff",
+            diablerie=queued is not None,
+            **settings_for(rules.generation_cost, house),
+        )
+    )
+
+
+def _quote_sewer_lore(
+    quote: Quote, character: Character, quantity: int, teacher: Character | None, unit: int
+) -> None:
+    """SEW-01: at ability cost per level; at most 8; a non-Nosferatu is taught each level by a
+    Nosferatu who has that level or higher."""
+    new_lore = character.sewer_lore + quantity
+    if new_lore > rules.MAX_SEWER_LORE:
+        quote.add("quantity", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE} at most (SEW-01).")
+    if _clan(character) != "nosferatu":
+        if teacher is None:
+            quote.add("teacher", "Sewer Lore must be taught by a Nosferatu (SEW-01).")
+        elif (
+            _clan(teacher) != "nosferatu"
+            or teacher.chronicle_id != character.chronicle_id
+            or teacher.status != Status.ACTIVE
+        ):
+            quote.add("teacher", f"{teacher.name} is not an active Nosferatu here (SEW-01).")
+        elif teacher.sewer_lore < new_lore:
+            quote.add(
+                "teacher",
+                f"{teacher.name} has Sewer Lore {teacher.sewer_lore} and can teach up to that "
+                f"level only; you would reach {new_lore} (SEW-01).",
+            )
+    quote.cost = Decimal(unit * quantity)
+
+
+# --- Writes ------------------------------------------------------------------------------------
+
+
+def _same_request(
+    character: Character,
+    *,
+    kind: str,
+    discipline: str,
+    levels: list[str],
+    target: str,
+    quantity: int,
+    moment: str,
+    teacher: Character | None,
+) -> XpPurchase | None:
+    return (
+        XpPurchase.objects.filter(
+            character=character,
+            status=PurchaseStatus.REQUESTED,
+            kind=kind,
+            discipline=discipline,
+            levels=levels,
+            target=target,
+            quantity=quantity,
+            moment=moment,
+            teacher=teacher,
+        )
+        .order_by("pk")
+        .first()
+    )
+
+
+@transaction.atomic
+def purchase_request(
+    *,
+    character: Character,
+    by: User,
+    kind: str,
+    discipline: str = "",
+    levels: Sequence[str] = (),
+    target: str = "",
+    quantity: int = 1,
+    moment: str = PurchaseMoment.DOWNTIME,
+    teacher: Character | None = None,
+    note: str = "",
+    now: dt.datetime | None = None,
+) -> XpPurchase:
+    """XP-01: the player asks; the purchase waits for an ST's sign-off. Refused with every
+    problem at once (each citing its rule). Asking twice for the same thing (a double click)
+    returns the pending request instead of a second one."""
+    now = now or timezone.now()
+    if character.player_id != by.pk and not _is_staff(by, character.chronicle):
+        raise PermissionDenied("You may ask for purchases only for your own character.")
+    target = target.strip().lower() if kind == PurchaseKind.ABILITY else target.strip()
+    levels = list(levels) if kind == PurchaseKind.DISCIPLINE else []
+    discipline = discipline if kind == PurchaseKind.DISCIPLINE else ""
+    if kind not in (PurchaseKind.DISCIPLINE, PurchaseKind.SEWER_LORE):
+        teacher = None
+    # The character's row serialises this player's requests: two clicks cannot both pass the
+    # duplicate and DIS-08 checks.
+    character = Character.objects.select_for_update().get(pk=character.pk)
+    existing = _same_request(
+        character,
+        kind=kind,
+        discipline=discipline,
+        levels=levels,
+        target=target,
+        quantity=quantity,
+        moment=moment,
+        teacher=teacher,
+    )
+    if existing is not None:
+        return existing
+    quote = purchase_quote(
+        character=character,
+        kind=kind,
+        discipline=discipline,
+        levels=levels,
+        target=target,
+        quantity=quantity,
+        moment=moment,
+        teacher=teacher,
+        now=now,
+    )
+    if not quote.ok:
+        raise quote.error()
+    return XpPurchase.objects.create(
+        character=character,
+        kind=kind,
+        discipline=discipline,
+        levels=levels,
+        target=target,
+        quantity=quantity,
+        teacher=teacher,
+        diablerie=quote.diablerie,
+        moment=moment,
+        cycle=quote.cycle,
+        cost=quote.cost,
+        note=note.strip(),
+        requested_by=by,
+        requested_at=now,
+    )
+
+
+def describe(purchase: XpPurchase) -> str:
+    """A line for the ledger and the queue, e.g. "Auspex 1a (Heightened Senses)"."""
+    if purchase.kind == PurchaseKind.DISCIPLINE:
+        title = rules.DISCIPLINE_TITLES.get(purchase.discipline, purchase.discipline)
+        names = ", ".join(
+            f"{level} ({rules.level_name(purchase.discipline, level)})" for level in purchase.levels
+        )
+        return f"{title} {names}"
+    if purchase.kind == PurchaseKind.GENERATION:
+        extra = " after diablerie" if purchase.diablerie_id else ""
+        return f"Generation −{purchase.quantity}{extra}"
+    label = PurchaseKind(purchase.kind).label
+    target = f" {purchase.target}" if purchase.target else ""
+    return f"{label}{target} +{purchase.quantity}"
+
+
+def _locked_purchase(purchase: XpPurchase) -> XpPurchase:
+    return (
+        XpPurchase.objects.select_for_update(of=("self",))
+        .select_related("decided_by", "character", "character__chronicle")
+        .get(pk=purchase.pk)
+    )
+
+
+def _already_decided(purchase: XpPurchase) -> ValidationError:
+    who = purchase.decided_by.get_username() if purchase.decided_by else "someone"
+    when = (
+        purchase.decided_at.astimezone(purchase.character.chronicle.tz).strftime("%Y-%m-%d %H:%M")
+        if purchase.decided_at
+        else "an earlier moment"
+    )
+    return ValidationError(
+        f"This purchase was already {purchase.get_status_display().lower()} by {who} at {when} "
+        "(XP-01)."
+    )
+
+
+@transaction.atomic
+def purchase_approve(
+    *, purchase: XpPurchase, by: User, now: dt.datetime | None = None
+) -> XpPurchase:
+    """XP-01: an ST signs off. Every check runs again under the locks, then one ledger entry
+    (key `purchase:<id>`) is written and the effect applied. The same ST's second click gets the
+    approved purchase back; anyone else is told who approved it and when."""
+    now = now or timezone.now()
+    purchase = _locked_purchase(purchase)
+    character = purchase.character
+    _require_staff(by, character.chronicle)
+    if purchase.status != PurchaseStatus.REQUESTED:
+        if purchase.status == PurchaseStatus.APPROVED and purchase.decided_by_id == by.pk:
+            return purchase
+        raise _already_decided(purchase)
+    character = (
+        Character.objects.select_for_update().select_related("chronicle").get(pk=character.pk)
+    )
+    quote = purchase_quote(
+        character=character,
+        kind=purchase.kind,
+        discipline=purchase.discipline,
+        levels=purchase.levels,
+        target=purchase.target,
+        quantity=purchase.quantity,
+        moment=purchase.moment,
+        teacher=purchase.teacher,
+        now=now,
+        cycle=purchase.cycle,
+        exclude=purchase.pk,
+    )
+    if not quote.ok:
+        raise quote.error()
+    entry = None
+    if quote.cost > 0:
+        assert character.player_id is not None
+        entry, _ = ledger.xp_entry_add(
+            chronicle=character.chronicle,
+            player_id=character.player_id,
+            amount=-quote.cost,
+            kind=XpKind.PURCHASE,
+            reason=f"{character.name}: {describe(purchase)}",
+            key=f"purchase:{purchase.pk}",
+            character=character,
+            cycle=purchase.cycle,
+            actor=by,
+            now=now,
+        )
+    _apply(purchase, character, quote)
+    purchase.status = PurchaseStatus.APPROVED
+    purchase.cost = quote.cost
+    purchase.decided_by = by
+    purchase.decided_at = now
+    purchase.ledger_entry = entry
+    purchase.save(update_fields=["status", "cost", "decided_by", "decided_at", "ledger_entry"])
+    notify(
+        character=character,
+        key=f"purchase:{purchase.pk}:approved",
+        subject=f"XP purchase approved: {describe(purchase)}",
+        body=f"An ST approved {describe(purchase)} for {character.name} ({quote.cost} XP).",
+        now=now,
+    )
+    return purchase
+
+
+def _apply(purchase: XpPurchase, character: Character, quote: Quote) -> None:
+    house = character.chronicle.house_rules
+    kind = purchase.kind
+    if kind == PurchaseKind.DISCIPLINE:
+        in_clan = _in_clan(character, purchase.discipline, house)
+        DisciplineLevel.objects.bulk_create(
+            DisciplineLevel(
+                character=character,
+                discipline=purchase.discipline,
+                level=rules.level_number(level),
+                acquired=Acquired.PLAY,
+                cycle=purchase.cycle,
+                teacher=purchase.teacher,
+                # In play there is no path fee (DIS-05), so each level's own price adds up to
+                # the purchase's cost.
+                cost=rules.discipline_cost(
+                    [level],
+                    in_clan=in_clan,
+                    at_creation=False,
+                    path_owned=True,
+                    caitiff=_clan(character) == "caitiff",
+                    **settings_for(rules.discipline_cost, house),
+                ),
+                purchase=purchase,
+            )
+            for level in purchase.levels
+        )
+        return
+    fields: list[str]
+    if kind == PurchaseKind.GENERATION:
+        character.generation -= purchase.quantity
+        fields = ["generation"]
+        if quote.diablerie is not None:
+            Diablerie.objects.filter(pk=quote.diablerie.pk).update(
+                generation_step=GenerationStep.TAKEN
+            )
+            if purchase.diablerie_id != quote.diablerie.pk:
+                purchase.diablerie = quote.diablerie
+                purchase.save(update_fields=["diablerie"])
+    elif kind in (PurchaseKind.TRAIT, PurchaseKind.INFLUENCE):
+        setattr(character, purchase.target, getattr(character, purchase.target) + purchase.quantity)
+        fields = [purchase.target]
+    elif kind == PurchaseKind.ABILITY:
+        abilities = dict(character.abilities or {})
+        abilities[purchase.target] = int(abilities.get(purchase.target, 0)) + purchase.quantity
+        character.abilities = abilities
+        fields = ["abilities"]
+    elif kind == PurchaseKind.WILLPOWER:
+        character.willpower += purchase.quantity
+        fields = ["willpower"]
+    else:
+        character.sewer_lore += purchase.quantity
+        fields = ["sewer_lore"]
+    character.save(update_fields=[*fields, "updated_at"])
+
+
+@transaction.atomic
+def purchase_reject(
+    *, purchase: XpPurchase, by: User, note: str, now: dt.datetime | None = None
+) -> XpPurchase:
+    """XP-01: an ST refuses, with a note the player reads; nothing is spent."""
+    now = now or timezone.now()
+    purchase = _locked_purchase(purchase)
+    _require_staff(by, purchase.character.chronicle)
+    if not note.strip():
+        raise ValidationError({"note": "Tell the player why the purchase is rejected."})
+    if purchase.status != PurchaseStatus.REQUESTED:
+        raise _already_decided(purchase)
+    purchase.status = PurchaseStatus.REJECTED
+    purchase.decision_note = note.strip()
+    purchase.decided_by = by
+    purchase.decided_at = now
+    purchase.save(update_fields=["status", "decision_note", "decided_by", "decided_at"])
+    notify(
+        character=purchase.character,
+        key=f"purchase:{purchase.pk}:rejected",
+        subject=f"XP purchase rejected: {describe(purchase)}",
+        body=f"An ST rejected {describe(purchase)}: {purchase.decision_note}",
+        now=now,
+    )
+    return purchase
+
+
+@transaction.atomic
+def purchase_withdraw(
+    *, purchase: XpPurchase, by: User, now: dt.datetime | None = None
+) -> XpPurchase:
+    """The player takes back a request the STs have not decided yet. Withdrawing twice is a
+    no-op."""
+    now = now or timezone.now()
+    purchase = _locked_purchase(purchase)
+    if purchase.character.player_id != by.pk:
+        raise PermissionDenied("Only the character's player may withdraw a purchase.")
+    if purchase.status == PurchaseStatus.WITHDRAWN:
+        return purchase
+    if purchase.status != PurchaseStatus.REQUESTED:
+        raise _already_decided(purchase)
+    purchase.status = PurchaseStatus.WITHDRAWN
+    purchase.decided_by = by
+    purchase.decided_at = now
+    purchase.save(update_fields=["status", "decided_by", "decided_at"])
+    return purchase
+
+
+@transaction.atomic
+def diablerie_step_decline(
+    *, diablerie: Diablerie, by: User, now: dt.datetime | None = None
+) -> Diablerie:
+    """XP-05: the diablerist may decline the generation drop; other purchases then go ahead.
+    A pending request for that step is withdrawn with it."""
+    now = now or timezone.now()
+    diablerie = (
+        Diablerie.objects.select_for_update(of=("self",))
+        .select_related("diablerist", "diablerist__chronicle")
+        .get(pk=diablerie.pk)
+    )
+    character = diablerie.diablerist
+    if character.player_id != by.pk and not _is_staff(by, character.chronicle):
+        raise PermissionDenied("Only the diablerist's player or an ST may decline the step.")
+    if diablerie.generation_step == GenerationStep.DECLINED:
+        return diablerie
+    if diablerie.generation_step != GenerationStep.QUEUED:
+        raise ValidationError(
+            f"There is no generation step waiting for this diablerie "
+            f"({diablerie.get_generation_step_display().lower()}) (XP-05)."
+        )
+    diablerie.generation_step = GenerationStep.DECLINED
+    diablerie.save(update_fields=["generation_step"])
+    XpPurchase.objects.filter(
+        Q(diablerie=diablerie) | Q(character=character, kind=PurchaseKind.GENERATION),
+        status=PurchaseStatus.REQUESTED,
+    ).update(status=PurchaseStatus.WITHDRAWN, decided_by=by, decided_at=now)
+    return diablerie
