@@ -26,8 +26,8 @@ class DisciplineInline(admin.TabularInline):
     fk_name = "character"
     extra = 0
     can_delete = False
-    fields = ["discipline", "level", "acquired", "cost", "cycle", "teacher"]
-    readonly_fields = fields
+    fields = ("discipline", "level", "acquired", "cost", "cycle", "teacher")
+    readonly_fields = list(fields)
 
 
 @admin.register(Character)

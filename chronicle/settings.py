@@ -246,6 +246,13 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
         else "rest_framework.permissions.IsAuthenticated"
     ],
     "COMPONENT_SPLIT_REQUEST": True,
+    # Several models have a "status" or a discipline choice: name each choice set once.
+    "ENUM_NAME_OVERRIDES": {
+        "CycleStatusEnum": "chronicle.models.CycleStatus",
+        "CharacterStatusEnum": "characters.models.Status",
+        "PurchaseStatusEnum": "characters.models.PurchaseStatus",
+        "DisciplineEnum": "characters.models.DISCIPLINE_CHOICES",
+    },
     # Swagger UI served from our own static files: no CDN at run time.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

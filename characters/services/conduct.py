@@ -39,7 +39,7 @@ def cheating_offense_record(
         XpEntry.objects.filter(
             chronicle=chronicle, player=player, kind=XpKind.AWARD, amount__gt=0
         ).aggregate(total=Sum("amount"))["total"]
-        or 0
+        or Decimal(0)
     )
     penalty = rules.cheating_penalty(
         offense=number,
