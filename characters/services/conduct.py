@@ -36,12 +36,9 @@ def cheating_offense_record(
         )["n"]
         or 0
     ) + 1
-    earned = (
-        XpEntry.objects.filter(
-            chronicle=chronicle, player=player, kind=XpKind.AWARD, amount__gt=0
-        ).aggregate(total=Sum("amount"))["total"]
-        or Decimal(0)
-    )
+    earned = XpEntry.objects.filter(
+        chronicle=chronicle, player=player, kind=XpKind.AWARD, amount__gt=0
+    ).aggregate(total=Sum("amount"))["total"] or Decimal(0)
     penalty = rules.cheating_penalty(
         offense=number,
         lifetime_earned_xp=earned,
