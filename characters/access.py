@@ -13,7 +13,7 @@ from django.http import Http404
 from chronicle.access import MAX_ID, is_staff, require_staff
 from chronicle.models import Membership
 
-from .models import Character, XpEntry, XpPurchase
+from .models import Character, Diablerie, XpEntry, XpPurchase
 
 
 def characters_visible_to(membership: Membership) -> QuerySet[Character]:
@@ -43,6 +43,23 @@ def character_for_staff(membership: Membership, character_id: int) -> Character:
 def character_for_owner(membership: Membership, character_id: int) -> Character:
     """A character its player (or an ST on their behalf) may act on."""
     return character_for(membership, character_id)
+
+
+def own_diablerie_for(membership: Membership, character_id: int, diablerie_id: int) -> Diablerie:
+    """XP-05: a diablerie of the member's own character, whose generation step only its player
+    declines here; anyone else gets 404, storytellers included (the step is the player's
+    choice, and the ST records page has its own tools)."""
+    if not (0 < character_id <= MAX_ID and 0 < diablerie_id <= MAX_ID):
+        raise Http404("No such diablerie.")
+    try:
+        return Diablerie.objects.select_related("diablerist").get(
+            pk=diablerie_id,
+            diablerist_id=character_id,
+            diablerist__chronicle=membership.chronicle,
+            diablerist__player_id=membership.user_id,
+        )
+    except Diablerie.DoesNotExist:
+        raise Http404("No such diablerie.") from None
 
 
 def ledger_visible_to(membership: Membership, player_id: int) -> QuerySet[XpEntry]:

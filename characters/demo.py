@@ -194,12 +194,11 @@ def _create(
 ) -> Character:
     fields = dict(fields)
     fields.setdefault("willpower", 2)
-    draft = Draft(name=name, background_questionnaire=QUESTIONNAIRE, **fields)
+    draft = Draft(name=name, background_questionnaire=QUESTIONNAIRE, sect=sect, **fields)
     character = character_draft_create(chronicle=chronicle, player=user, draft=draft, now=when)
     character_submit(character=character, by=user, now=when)
     character_approve(character=character, by=st, now=when)
     background_approve(character=character, by=st, now=when)
-    Character.objects.filter(pk=character.pk).update(sect=sect)
     character.refresh_from_db()
     return character
 
@@ -228,6 +227,7 @@ def seed(*, chronicle: Chronicle, users: dict[str, Any], stdout: Any = None) -> 
         "Rowan the Wolf",
         {
             "clan": "gangrel",
+            "protean_form": "wolf",
             "physical": 7,
             "social": 3,
             "mental": 5,

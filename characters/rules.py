@@ -875,6 +875,56 @@ def check_disadvantages(disadvantages: Sequence[Disadvantage], *, clan: str | No
         raise ValueError("Every PC takes 2 minor disadvantages or 1 major (CRE-02).")
 
 
+PROTEAN_FORMS: tuple[str, ...] = ("wolf", "bat")  # CRE-08, Protean 2a "Beast Within"
+
+
+def creation_flag_problems(
+    *,
+    clan: str | None,
+    protean_form: str = "",
+    feeding_demographic: str = "",
+    embrace_earth: bool = False,
+    gangrel_only_choose_form_at_creation: bool = True,
+) -> dict[str, str]:
+    """CRE-08 / CLN-01: the flags a new character settles at creation, as {field: problem}.
+
+    A Gangrel chooses Wolf or Bat form (CRE-08), once. INTERPRETATION (setting
+    `gangrel_only_choose_form_at_creation`): anyone else chooses when it first gains 2a, so
+    choosing at creation is refused while the setting is on. A Ventrue stores a feeding
+    demographic (CLN-01); a Tzimisce confirms the earth of its embrace (CLN-01). A flag that
+    belongs to another clan is refused, so no sheet carries a rule that does not apply to it.
+    """
+    row = CLANS.get(clan) if clan else None
+    problems: dict[str, str] = {}
+    if protean_form and protean_form not in PROTEAN_FORMS:
+        problems["protean_form"] = "Choose Wolf or Bat form (CRE-08)."
+    elif clan == "gangrel" and not protean_form:
+        problems["protean_form"] = (
+            "A Gangrel chooses Wolf or Bat form for Protean 2a at creation (CRE-08)."
+        )
+    elif clan != "gangrel" and protean_form and gangrel_only_choose_form_at_creation:
+        problems["protean_form"] = (
+            "Only a Gangrel chooses Wolf or Bat form at creation; others choose when they "
+            "first gain Protean 2a (CRE-08)."
+        )
+    needs_demographic = row is not None and row.needs_feeding_demographic
+    if needs_demographic and not feeding_demographic.strip():
+        problems["feeding_demographic"] = (
+            "A Ventrue names the feeding demographic, a group under 20% of people (CLN-01)."
+        )
+    elif not needs_demographic and feeding_demographic.strip():
+        problems["feeding_demographic"] = "Only a Ventrue has a feeding demographic (CLN-01)."
+    needs_earth = row is not None and row.haven_needs_embrace_earth
+    if needs_earth and not embrace_earth:
+        problems["embrace_earth"] = (
+            "A Tzimisce keeps at least 1 m³ of earth from the place of its embrace; confirm "
+            "it (CLN-01)."
+        )
+    elif not needs_earth and embrace_earth:
+        problems["embrace_earth"] = "Only a Tzimisce keeps the earth of its embrace (CLN-01)."
+    return problems
+
+
 CAITIFF_LOWEST_CREATION_GENERATION = 10  # CRE-05, from the document
 
 
@@ -896,6 +946,30 @@ def check_creation_generation(
             f"{who} starts between generation {starting_generation} and {lowest}, "
             f"got {generation} (CRE-05)."
         )
+
+
+@dataclass(frozen=True)
+class GenerationMaximums:
+    """CRE-07: one row of the generation table."""
+
+    traits: int  # per trait area (physical, social, mental)
+    willpower: int
+    blood_pool: int  # BLD-05
+
+
+def generation_maximums(
+    generation: int, *, generation_table_base: int = 10, starting_generation: int = 13
+) -> GenerationMaximums:
+    """CRE-07: the trait maximum per area, the willpower maximum and the blood pool of a
+    generation. The source table is lost (SRC-01). INTERPRETATION (settings): every column is
+    `generation_table_base` (10) at `starting_generation` (13th) and 1 more for each lower
+    generation; a higher generation than the start has 1 less per step, never below 1. Clan
+    bonus points (CLN-01) may exceed the trait maximum: callers leave them out."""
+    _int("generation", generation, minimum=1)
+    _int("generation_table_base", generation_table_base, minimum=1)
+    _int("starting_generation", starting_generation, minimum=1)
+    value = max(generation_table_base + starting_generation - generation, 1)
+    return GenerationMaximums(traits=value, willpower=value, blood_pool=value)
 
 
 DIABLERIE_STEP_SURCHARGE = 1  # XP-05: "a Brujah ... pays 3 XP, a Caitiff pays 4 XP"

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from chronicle.access import is_staff
 from chronicle.models import Membership
+from chronicle.rules import settings_for
 
 from . import rules
 from .models import (
@@ -113,6 +114,7 @@ class Sheet:
     pending_purchases: list[XpPurchase]
     st_notes: str | None = None
     abilities: list[tuple[str, int]] = field(default_factory=list)
+    maximums: rules.GenerationMaximums | None = None  # CRE-07
 
 
 def chart_points(balances: list[tuple[dt.datetime, Decimal]]) -> str:
@@ -293,6 +295,10 @@ def sheet_for(
         pending_purchases=pending,
         st_notes=character.st_notes if staff else None,
         abilities=sorted((str(k), int(v)) for k, v in (character.abilities or {}).items()),
+        maximums=rules.generation_maximums(
+            character.generation,
+            **settings_for(rules.generation_maximums, chronicle.house_rules),
+        ),
     )
 
 

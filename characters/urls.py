@@ -22,6 +22,11 @@ urlpatterns = [
     path("purchases/", purchases.purchase_queue, name="purchase_queue"),
     path("purchases/<int:pk>/", purchases.purchase_decide, name="purchase_decide"),
     path("purchases/<int:pk>/withdraw/", purchases.purchase_withdraw, name="purchase_withdraw"),
+    path(
+        "characters/<int:pk>/diableries/<int:diablerie_id>/decline/",
+        purchases.diablerie_step_decline,
+        name="diablerie_step_decline",
+    ),
     # staff.py: the storytellers' records on one character
     path("characters/<int:pk>/st/", staff.character_actions, name="character_actions"),
     path("characters/<int:pk>/st/<slug:action>/", staff.character_action, name="character_action"),

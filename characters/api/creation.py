@@ -17,7 +17,7 @@ from chronicle import access as chronicle_access
 from chronicle.api import _InChronicle
 
 from .. import access, rules
-from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, Approval, Character, Creature
+from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, Approval, Character, Creature, Sect
 from ..services import creation
 from ..services.creation import DisadvantagePick, DisciplinePick, Draft, Quote
 
@@ -83,6 +83,22 @@ class DraftSerializer(serializers.Serializer):
     sewer_lore = serializers.IntegerField(default=0, min_value=0, max_value=rules.MAX_SEWER_LORE)
     background_questionnaire = serializers.CharField(default="", allow_blank=True)
     background_story = serializers.CharField(default="", allow_blank=True)
+    sect = serializers.ChoiceField(choices=[("", "none"), *Sect.choices], default="")
+    protean_form = serializers.ChoiceField(
+        choices=[("", "none"), *((form, form) for form in rules.PROTEAN_FORMS)],
+        default="",
+        help_text="Wolf or Bat for Protean 2a: required for a Gangrel (CRE-08).",
+    )
+    feeding_demographic = serializers.CharField(
+        max_length=120,
+        default="",
+        allow_blank=True,
+        help_text="Required for a Ventrue: a group under 20% of people (CLN-01).",
+    )
+    embrace_earth = serializers.BooleanField(
+        default=False,
+        help_text="A Tzimisce confirms it keeps earth from its embrace (CLN-01).",
+    )
 
     def to_draft(self) -> Draft:
         data = dict(self.validated_data)

@@ -20,6 +20,7 @@ from .. import access, selectors
 from ..models import (
     DISCIPLINE_CHOICES,
     Character,
+    Diablerie,
     PurchaseKind,
     PurchaseMoment,
     PurchaseStatus,
@@ -330,6 +331,35 @@ class PurchaseViewSet(
         return Response(PurchaseSerializer(purchase).data)
 
 
+class DiablerieStepSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Diablerie
+        fields = ["id", "victim_name", "victim_generation", "occurred_on", "generation_step"]
+        read_only_fields = fields
+
+
+class DiablerieViewSet(_InChronicle, viewsets.GenericViewSet):
+    """XP-05: a player's own diableries, whose queued generation step they may decline."""
+
+    serializer_class = DiablerieStepSerializer
+    lookup_value_regex = r"\d+"
+
+    @extend_schema(
+        request=None,
+        responses={200: DiablerieStepSerializer},
+        description="Decline the queued generation step of this diablerie (XP-05); other "
+        "purchases may then go ahead. Only the diablerist's player; anyone else gets 404. "
+        "Declining twice changes nothing.",
+    )
+    @action(detail=True, methods=["post"])
+    def decline(self, request: Request, slug: str, character_id: str, pk: str) -> Response:
+        diablerie = access.own_diablerie_for(self.membership, int(character_id), int(pk))
+        diablerie = services.diablerie_step_decline(
+            diablerie=diablerie, by=chronicle_access.acting_user(request.user)
+        )
+        return Response(DiablerieStepSerializer(diablerie).data)
+
+
 def register(router: SimpleRouter) -> None:
     router.register(r"chronicles/(?P<slug>[-\w]+)/sheets", SheetViewSet, basename="api-sheet")
     router.register(
@@ -339,4 +369,9 @@ def register(router: SimpleRouter) -> None:
     )
     router.register(
         r"chronicles/(?P<slug>[-\w]+)/purchases", PurchaseViewSet, basename="api-purchase"
+    )
+    router.register(
+        r"chronicles/(?P<slug>[-\w]+)/characters/(?P<character_id>\d+)/diableries",
+        DiablerieViewSet,
+        basename="api-diablerie",
     )

@@ -9,7 +9,7 @@ from typing import Any
 from django import forms
 
 from .. import rules
-from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, Creature
+from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, Creature, Sect
 from ..services.creation import DisadvantagePick, DisciplinePick, Draft
 
 ABILITY_ROWS = 6
@@ -55,6 +55,23 @@ class CreationForm(forms.Form):
     extra_mental = _count("Extra mental")
     extra_willpower = _count("Extra willpower")
     sewer_lore = _count("Sewer Lore", rules.MAX_SEWER_LORE)
+    sect = forms.ChoiceField(label="Sect", choices=[("", "None yet"), *Sect.choices], required=False)
+    protean_form = forms.ChoiceField(
+        label="Protean 2a form (Gangrel)",
+        choices=[("", "None"), *((form, form.title()) for form in rules.PROTEAN_FORMS)],
+        required=False,
+        help_text="A Gangrel chooses Wolf or Bat now, once (CRE-08).",
+    )
+    feeding_demographic = forms.CharField(
+        label="Feeding demographic (Ventrue)",
+        max_length=120,
+        required=False,
+        help_text="A group under 20% of people, e.g. left-handed nurses (CLN-01).",
+    )
+    embrace_earth = forms.BooleanField(
+        label="I keep at least 1 m³ of earth from my embrace (Tzimisce)",
+        required=False,
+    )
     background_questionnaire = forms.CharField(
         label="Background questionnaire", widget=forms.Textarea(attrs={"rows": 4}), required=False
     )
@@ -180,6 +197,10 @@ class CreationForm(forms.Form):
             sewer_lore=number("sewer_lore"),
             background_questionnaire=data.get("background_questionnaire") or "",
             background_story=data.get("background_story") or "",
+            sect=data.get("sect") or "",
+            protean_form=data.get("protean_form") or "",
+            feeding_demographic=(data.get("feeding_demographic") or "").strip(),
+            embrace_earth=bool(data.get("embrace_earth")),
         )
 
 
@@ -204,6 +225,10 @@ def initial_from(draft: Draft) -> dict[str, Any]:
             "sewer_lore",
             "background_questionnaire",
             "background_story",
+            "sect",
+            "protean_form",
+            "feeding_demographic",
+            "embrace_earth",
         )
     }
     initial["chosen_disciplines"] = list(draft.chosen_disciplines)

@@ -36,7 +36,11 @@ from ..models import (
     Title,
     XpEntry,
 )
+from .. import rules
 from ..services import bonds, ledger, records
+
+# A typing slip, not a rule: SEW-03 numbers locations and no chronicle has this many.
+MAX_SEWER_NUMBER = 9999
 
 
 @dataclass
@@ -161,6 +165,19 @@ class RequestForm(ActionForm):
             now=now,
         )
         return "Request recorded."
+
+
+class RequestDropForm(ActionForm):
+    slug, title = "request-drop", "The regnant drops a request (BND-09)"
+
+    def setup(self) -> None:
+        self.fields["request"] = ObjectChoiceField(
+            self.context.requests, lambda r: f"{r.regnant.name}: {r.text[:60]}"
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        dropped = bonds.regnant_request_drop(request=self.cleaned_data["request"], by=by, now=now)
+        return "Request dropped." if dropped else "That request was already dropped."
 
 
 class StoredBloodForm(ActionForm):
@@ -415,6 +432,55 @@ class SewerForgetForm(ActionForm):
         return "Location forgotten."
 
 
+class SewerAddForm(ActionForm):
+    slug, title = "sewer-add", "Add a sewer location to the chronicle (SEW-03/04)"
+    number = forms.IntegerField(min_value=1, max_value=MAX_SEWER_NUMBER)
+    level = forms.IntegerField(min_value=1, max_value=rules.MAX_SEWER_LORE, label="Sewer level")
+    description = forms.CharField(max_length=200, required=False)
+
+    def setup(self) -> None:
+        self.fields["defenders"] = ObjectMultipleChoiceField(
+            self.context.characters,
+            required=False,
+            help_text="Who defends it against a search (SEW-04).",
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        location = records.sewer_location_add(
+            chronicle=self.context.character.chronicle,
+            number=data["number"],
+            level=data["level"],
+            description=data["description"],
+            defenders=data["defenders"],
+            by=by,
+        )
+        return f"Location {location.number} (level {location.level}) added."
+
+
+class SewerSearchForm(ActionForm):
+    slug, title = "sewer-search", "A group searches for a sewer location (SEW-04)"
+
+    def setup(self) -> None:
+        self.fields["searchers"] = ObjectMultipleChoiceField(self.context.characters)
+        self.fields["location"] = ObjectChoiceField(
+            self.context.sewer_locations, lambda s: f"{s.number} (level {s.level})"
+        )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        learned = records.sewer_search(
+            searchers=data["searchers"], location=data["location"], by=by, now=now
+        )
+        number = data["location"].number
+        if not learned:
+            return (
+                f"Nobody learned location {number}: the search failed, or every searcher "
+                "already knew it or had no free slot (SEW-02/04)."
+            )
+        return f"Location {number} found; learned by {', '.join(c.name for c in learned)}."
+
+
 class SummonsLockForm(ActionForm):
     slug, title = "summons-lock", "A summons lock won by this character (MSC-01)"
     won_on = _date()
@@ -546,6 +612,7 @@ ACTION_FORMS: dict[str, type[ActionForm]] = {
         DrinkForm,
         BondBreakForm,
         RequestForm,
+        RequestDropForm,
         StoredBloodForm,
         TransferForm,
         DiablerieForm,
@@ -560,6 +627,8 @@ ACTION_FORMS: dict[str, type[ActionForm]] = {
         ItemDowngradeForm,
         SewerLearnForm,
         SewerForgetForm,
+        SewerAddForm,
+        SewerSearchForm,
         SummonsLockForm,
         ConditioningForm,
         TitleForm,

@@ -35,6 +35,7 @@ from ..models import (
     DisciplineLevel,
     DonorType,
     Ritual,
+    Sect,
     Status,
     StoredBlood,
 )
@@ -46,6 +47,7 @@ TREMERE_LORD = "Regional Tremere Lord"  # CLN-01 Gargoyle
 FREE_RITUAL = "Free basic ritual (to be chosen with a storyteller)"  # DIS-10
 EDITABLE = (Approval.DRAFT, Approval.RETURNED)
 MAX_RATING = 99  # a typing slip, not a rule: no allocation of the rules comes near it
+FEEDING_DEMOGRAPHIC_LENGTH = Character._meta.get_field("feeding_demographic").max_length or 120
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,11 @@ class Draft:
     sewer_lore: int = 0
     background_questionnaire: str = ""
     background_story: str = ""
+    # CRE-08 / CLN-01 flags, copied onto the sheet at approval.
+    sect: str = ""
+    protean_form: str = ""
+    feeding_demographic: str = ""
+    embrace_earth: bool = False
 
     @property
     def kind(self) -> str:
@@ -145,6 +152,10 @@ class Draft:
             extra_abilities=stored.get("extra_abilities", {}),
             extra_influences=stored.get("extra_influences", {}),
             sewer_lore=stored.get("sewer_lore", 0),
+            sect=stored.get("sect", ""),
+            protean_form=stored.get("protean_form", ""),
+            feeding_demographic=stored.get("feeding_demographic", ""),
+            embrace_earth=stored.get("embrace_earth", False),
         )
 
 
@@ -226,6 +237,14 @@ def _check_shape(draft: Draft) -> None:
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RATING:
             errors[name.split(".")[0]] = f"Use a whole number from 0 to {MAX_RATING}."
+    if draft.sect and draft.sect not in Sect.values:
+        errors["sect"] = f"Unknown sect {draft.sect!r}."
+    if not isinstance(draft.embrace_earth, bool):
+        errors["embrace_earth"] = "Tick the box or leave it empty."
+    if len(draft.feeding_demographic) > FEEDING_DEMOGRAPHIC_LENGTH:
+        errors["feeding_demographic"] = (
+            f"Keep the demographic under {FEEDING_DEMOGRAPHIC_LENGTH} characters."
+        )
     if not 1 <= draft.generation <= 15:
         errors["generation"] = "A generation runs from 1 to 15."
     for pick in draft.disciplines:
@@ -308,6 +327,17 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
             for message in getattr(exc, "problems", None) or [str(exc)]:
                 problem(_package_field(message), message, "CRE-01")
 
+    # CRE-08 / CLN-01: Wolf or Bat, the Ventrue's demographic, the Tzimisce's earth.
+    flags = rules.creation_flag_problems(
+        clan=clan if kind == "kindred" else None,
+        protean_form=draft.protean_form,
+        feeding_demographic=draft.feeding_demographic,
+        embrace_earth=draft.embrace_earth,
+        **settings_for(rules.creation_flag_problems, hr),
+    )
+    for key, message in flags.items():
+        problem(key, message, "CRE-08")
+
     # CRE-02: disadvantages (the clan rules replace the general minimum).
     try:
         rules.check_disadvantages(
@@ -367,6 +397,29 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
                     steps, caitiff=caitiff, **settings_for(rules.generation_cost, hr)
                 )
                 lines.append((f"Generation {draft.generation} ({steps} step(s))", cost))
+
+    # CRE-07: the generation's maximums, after freebies. The CLN-01 clan bonus point is left
+    # out because the clan rule lets it exceed the maximum.
+    maximums = rules.generation_maximums(
+        draft.generation, **settings_for(rules.generation_maximums, hr)
+    )
+    for area in ("physical", "social", "mental"):
+        total = getattr(draft, area) + getattr(draft, f"extra_{area}")
+        if total > maximums.traits:
+            problem(
+                "physical",
+                f"{area.title()} would be {total}; generation {draft.generation} allows at most "
+                f"{maximums.traits} in a trait area (a clan bonus point may go above it).",
+                "CRE-07",
+            )
+    willpower = draft.willpower + draft.extra_willpower
+    if willpower > maximums.willpower:
+        problem(
+            "willpower",
+            f"Willpower would be {willpower}; generation {draft.generation} allows at most "
+            f"{maximums.willpower}.",
+            "CRE-07",
+        )
 
     # DIS-02..06, CRE-03/04: discipline levels bought at creation.
     seen: set[str] = set()
@@ -591,6 +644,10 @@ def _build_sheet(character: Character, draft: Draft, quote: Quote, now: dt.datet
         setattr(character, influence, points + int(influence == "herd" and bonus == "herd"))
     character.sewer_lore = draft.sewer_lore + int(bonus == "sewer_lore")
     character.freebies_spent = quote.cost
+    character.sect = draft.sect
+    character.protean_form = draft.protean_form
+    character.feeding_demographic = draft.feeding_demographic.strip()
+    character.embrace_earth = draft.embrace_earth
 
     hr = character.chronicle.house_rules
     clan = draft.clan_or_none

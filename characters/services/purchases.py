@@ -212,12 +212,15 @@ def purchase_quote(
     elif kind == PurchaseKind.TRAIT:
         if target not in TRAIT_AREAS:
             quote.add("target", "Name the trait area: physical, social or mental.")
+        else:
+            _check_generation_maximum(quote, character, target, quantity)
         quote.cost = Decimal(house.trait_cost * quantity)
     elif kind == PurchaseKind.ABILITY:
         if not target.strip():
             quote.add("target", "Name the ability to raise, e.g. investigation.")
         quote.cost = Decimal(house.ability_cost * quantity)
     elif kind == PurchaseKind.WILLPOWER:
+        _check_generation_maximum(quote, character, "willpower", quantity)
         quote.cost = Decimal(house.willpower_cost * quantity)
     elif kind == PurchaseKind.INFLUENCE:
         if target not in rules.INFLUENCE_TYPES:
@@ -349,6 +352,29 @@ def _teacher_problem(
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def _check_generation_maximum(
+    quote: Quote, character: Character, target: str, quantity: int
+) -> None:
+    """CRE-07: a trait area or willpower may not go above the generation's maximum. The CLN-01
+    clan bonus point sits in the column but may exceed the maximum, so it is not counted."""
+    maximums = rules.generation_maximums(
+        character.generation,
+        **settings_for(rules.generation_maximums, character.chronicle.house_rules),
+    )
+    if target == "willpower":
+        limit, counted, what = maximums.willpower, character.willpower, "Willpower"
+    else:
+        bonus = int(character.clan_bonus == target)
+        limit, counted, what = maximums.traits, getattr(character, target) - bonus, target.title()
+    if counted + quantity > limit:
+        field_name = "quantity" if target == "willpower" else "target"
+        quote.add(
+            field_name,
+            f"{what} would be {counted + quantity}; generation {character.generation} allows "
+            f"at most {limit} (CRE-07).",
+        )
 
 
 def _quote_generation(

@@ -148,6 +148,29 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def diablerie_step_decline(
+    request: HttpRequest, slug: str, pk: int, diablerie_id: int
+) -> HttpResponse:
+    """XP-05: the player declines a queued generation step; other purchases may then go
+    ahead. A plain form post, so it works without JavaScript."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    diablerie = access.own_diablerie_for(membership, pk, diablerie_id)
+    try:
+        services.diablerie_step_decline(
+            diablerie=diablerie, by=chronicle_access.acting_user(request.user)
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request,
+            f"Declined the generation step from the diablerie of {diablerie.victim_name} (XP-05).",
+        )
+    return redirect("character_sheet", slug=slug, pk=pk)
+
+
+@login_required
+@require_POST
 def purchase_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     purchase = access.purchase_for(membership, pk)

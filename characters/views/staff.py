@@ -61,7 +61,11 @@ def action_context(membership: Membership, character: Character) -> ActionContex
         stored_blood=list(StoredBlood.objects.filter(holder=character, expired_at__isnull=True)),
         items=list(Item.objects.filter(character=character)),
         captivities=list(Captivity.objects.filter(captive=character, resolved_at__isnull=True)),
-        requests=list(RegnantRequest.objects.filter(thrall=character, dropped_at__isnull=True)),
+        requests=list(
+            RegnantRequest.objects.filter(
+                thrall=character, dropped_at__isnull=True
+            ).select_related("regnant")
+        ),
         titles=list(Title.objects.filter(character=character)),
         known_locations=list(
             KnownSewerLocation.objects.filter(

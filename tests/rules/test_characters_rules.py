@@ -17,6 +17,7 @@ from characters.rules import (
     BondBreak,
     Disadvantage,
     Drink,
+    GenerationMaximums,
     Teacher,
     bond_state,
     cheating_penalty,
@@ -32,9 +33,11 @@ from characters.rules import (
     check_torpor_hold,
     concealment_downgrade_cost,
     control_traits,
+    creation_flag_problems,
     discipline_cost,
     downgraded_concealability,
     generation_cost,
+    generation_maximums,
     herd_blood_yield,
     in_clan_disciplines,
     influence_point_cost,
@@ -1069,6 +1072,95 @@ def test_creation_generation(
     else:
         with pytest.raises(ValueError, match=problem):
             check_creation_generation(generation, caitiff=caitiff, **settings)
+
+
+# --- CRE-07: generation table -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("generation", "settings", "maximum"),
+    [
+        pytest.param(13, {}, 10, id="CRE-07-13th-is-10"),
+        pytest.param(12, {}, 11, id="CRE-07-12th-is-11"),
+        pytest.param(10, {}, 13, id="CRE-07-10th-is-13"),
+        pytest.param(8, {}, 15, id="CRE-07-8th-is-15"),
+        pytest.param(14, {}, 9, id="CRE-07-14th-one-less"),
+        pytest.param(9, {"generation_table_base": 8}, 12, id="CRE-07-setting-base-8"),
+        pytest.param(12, {"starting_generation": 12}, 10, id="CRE-07-setting-start-12"),
+        pytest.param(15, {"generation_table_base": 1}, 1, id="CRE-07-never-below-1"),
+    ],
+)
+def test_generation_maximums(generation: int, settings: dict[str, int], maximum: int) -> None:
+    assert generation_maximums(generation, **settings) == GenerationMaximums(
+        traits=maximum, willpower=maximum, blood_pool=maximum
+    )
+
+
+@pytest.mark.parametrize(
+    ("generation", "settings"),
+    [
+        pytest.param(0, {}, id="CRE-07-generation-0"),
+        pytest.param(12.5, {}, id="CRE-07-fractional-generation"),
+        pytest.param(13, {"generation_table_base": 0}, id="CRE-07-base-0"),
+    ],
+)
+def test_generation_maximums_refuses(generation: Any, settings: dict[str, int]) -> None:
+    with pytest.raises(ValueError):
+        generation_maximums(generation, **settings)
+
+
+# --- CRE-08 / CLN-01: creation flags -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "fields"),
+    [
+        pytest.param(dict(clan="gangrel", protean_form="wolf"), set(), id="CRE-08-gangrel-wolf"),
+        pytest.param(dict(clan="gangrel", protean_form="bat"), set(), id="CRE-08-gangrel-bat"),
+        pytest.param(dict(clan="gangrel"), {"protean_form"}, id="CRE-08-gangrel-must-choose"),
+        pytest.param(
+            dict(clan="gangrel", protean_form="both"), {"protean_form"}, id="CRE-08-never-both"
+        ),
+        pytest.param(
+            dict(clan="brujah", protean_form="bat"), {"protean_form"}, id="CRE-08-others-at-2a"
+        ),
+        pytest.param(
+            dict(clan="brujah", protean_form="bat", gangrel_only_choose_form_at_creation=False),
+            set(),
+            id="CRE-08-setting-others-may-choose",
+        ),
+        pytest.param(dict(clan=None, protean_form="wolf"), {"protean_form"}, id="CRE-08-ghoul"),
+        pytest.param(
+            dict(clan="ventrue"), {"feeding_demographic"}, id="CLN-01-ventrue-needs-demographic"
+        ),
+        pytest.param(
+            dict(clan="ventrue", feeding_demographic="  "),
+            {"feeding_demographic"},
+            id="CLN-01-ventrue-blank-demographic",
+        ),
+        pytest.param(
+            dict(clan="ventrue", feeding_demographic="Night-shift nurses"),
+            set(),
+            id="CLN-01-ventrue-demographic",
+        ),
+        pytest.param(
+            dict(clan="toreador", feeding_demographic="Poets"),
+            {"feeding_demographic"},
+            id="CLN-01-demographic-only-ventrue",
+        ),
+        pytest.param(dict(clan="tzimisce"), {"embrace_earth"}, id="CLN-01-tzimisce-needs-earth"),
+        pytest.param(dict(clan="tzimisce", embrace_earth=True), set(), id="CLN-01-tzimisce-earth"),
+        pytest.param(
+            dict(clan="lasombra", embrace_earth=True), {"embrace_earth"}, id="CLN-01-earth-only"
+        ),
+        pytest.param(dict(clan="brujah"), set(), id="CRE-08-brujah-has-no-flags"),
+    ],
+)
+def test_creation_flag_problems(flags: dict[str, Any], fields: set[str]) -> None:
+    problems = creation_flag_problems(**flags)
+    assert set(problems) == fields
+    for message in problems.values():
+        assert "(CRE-08)" in message or "(CLN-01)" in message
 
 
 # --- XP-03 / XP-05: generation -------------------------------------------------------------------
