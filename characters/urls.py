@@ -7,6 +7,7 @@ from .views import creation, purchases, roster, sheet, staff
 urlpatterns = [
     # roster.py: the ST list (search, filters) and a player's own list
     path("characters/", roster.character_list, name="character_list"),
+    path("npc-volunteers/", roster.npc_volunteers, name="npc_volunteers"),
     # creation.py: the creation wizard (CRE, CLN), live checks, submit, ST review (CRE-09)
     path("characters/new/", creation.character_create, name="character_create"),
     path("characters/<int:pk>/edit/", creation.character_edit, name="character_edit"),

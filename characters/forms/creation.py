@@ -55,7 +55,9 @@ class CreationForm(forms.Form):
     extra_mental = _count("Extra mental")
     extra_willpower = _count("Extra willpower")
     sewer_lore = _count("Sewer Lore", rules.MAX_SEWER_LORE)
-    sect = forms.ChoiceField(label="Sect", choices=[("", "None yet"), *Sect.choices], required=False)
+    sect = forms.ChoiceField(
+        label="Sect", choices=[("", "None yet"), *Sect.choices], required=False
+    )
     protean_form = forms.ChoiceField(
         label="Protean 2a form (Gangrel)",
         choices=[("", "None"), *((form, form.title()) for form in rules.PROTEAN_FORMS)],

@@ -42,3 +42,13 @@ class RosterFilterForm(forms.Form):
             )
         chosen = {name: data[name] for name in FILTER_CHOICES if data.get(name)}
         return characters.filter(**chosen)
+
+
+class VolunteerForm(forms.Form):
+    """MSC-03: what a member does on the NPC volunteer list. `volunteer` names someone else on
+    the list, which only storytellers may do (to record that they declined, or to remove them)."""
+
+    ACTIONS = [("join", "Join"), ("decline", "Declined an NPC"), ("leave", "Leave")]
+
+    action = forms.ChoiceField(choices=ACTIONS)
+    volunteer = forms.IntegerField(required=False, min_value=1)

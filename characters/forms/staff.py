@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 
 from chronicle.models import Cycle
 
+from .. import rules
 from ..models import (
     Bond,
     CaptiveOutcome,
@@ -36,7 +37,6 @@ from ..models import (
     Title,
     XpEntry,
 )
-from .. import rules
 from ..services import bonds, ledger, records
 
 # A typing slip, not a rule: SEW-03 numbers locations and no chronicle has this many.

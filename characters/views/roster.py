@@ -9,19 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
 from chronicle import access as chronicle_access
 from chronicle.views import _page
 
 from ..access import characters_visible_to
-from ..forms.roster import RosterFilterForm
-from ..models import Status
+from ..forms.roster import RosterFilterForm, VolunteerForm
+from ..models import NpcVolunteer, Status
+from ..services import records
 from ..services.ledger import xp_balances
 
 PAGE_SIZE = 50
@@ -74,3 +78,65 @@ def _status_counts(visible: Any) -> list[dict[str, Any]]:
         {"status": value, "label": label, "count": found.get(value, 0)}
         for value, label in Status.choices
     ]
+
+
+VOLUNTEER_DONE = {
+    "join": "You are on the NPC volunteer list.",
+    "decline": "{name} moved to the end of the NPC volunteer list.",
+    "leave": "{name} left the NPC volunteer list.",
+}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def npc_volunteers(request: HttpRequest, slug: str) -> HttpResponse:
+    """MSC-03: the published first-come list of NPC volunteers, in order, for every member. A
+    member joins, declines (moves to the end) or leaves for themselves; storytellers may do the
+    last two for anyone on the list."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    chronicle = membership.chronicle
+    volunteers = list(
+        NpcVolunteer.objects.filter(chronicle=chronicle)
+        .select_related("player")
+        .order_by("position", "pk")
+    )
+    form = VolunteerForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = chronicle_access.acting_user(request.user)
+        player = user
+        wanted = form.cleaned_data["volunteer"]
+        if wanted is not None and wanted != user.pk:
+            if not chronicle_access.is_staff(membership):
+                raise PermissionDenied("Only a storyteller may change someone else's place.")
+            on_list = {v.player_id: v.player for v in volunteers}
+            if wanted not in on_list or form.cleaned_data["action"] == "join":
+                form.add_error(None, "Choose someone on the list; members join themselves.")
+            else:
+                player = on_list[wanted]
+        if form.is_valid():
+            service = {
+                "join": records.npc_volunteer_join,
+                "decline": records.npc_volunteer_decline,
+                "leave": records.npc_volunteer_leave,
+            }[form.cleaned_data["action"]]
+            try:
+                service(chronicle=chronicle, player=player)
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                name = "You" if player.pk == user.pk else player.get_username()
+                messages.success(
+                    request, VOLUNTEER_DONE[form.cleaned_data["action"]].format(name=name)
+                )
+                return redirect("npc_volunteers", slug=slug)
+    status = 400 if form.is_bound else 200
+    mine = next((v for v in volunteers if v.player_id == request.user.pk), None)
+    return _page(
+        request,
+        "characters/npc_volunteers.html",
+        membership,
+        status=status,
+        form=form,
+        volunteers=volunteers,
+        mine=mine,
+    )

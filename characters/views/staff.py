@@ -62,9 +62,9 @@ def action_context(membership: Membership, character: Character) -> ActionContex
         items=list(Item.objects.filter(character=character)),
         captivities=list(Captivity.objects.filter(captive=character, resolved_at__isnull=True)),
         requests=list(
-            RegnantRequest.objects.filter(
-                thrall=character, dropped_at__isnull=True
-            ).select_related("regnant")
+            RegnantRequest.objects.filter(thrall=character, dropped_at__isnull=True).select_related(
+                "regnant"
+            )
         ),
         titles=list(Title.objects.filter(character=character)),
         known_locations=list(
