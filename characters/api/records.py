@@ -4,8 +4,10 @@ character and 403 for their own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from django import forms
 from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
@@ -108,8 +110,12 @@ class RecordViewSet(_InChronicle, viewsets.ViewSet):
         form_class = ACTION_FORMS.get(kind)
         if form_class is None:
             raise Http404("No such record kind.")
-        data: Any = request.data
-        form = form_class(data, context=action_context(self.membership, character), prefix=None)
+        form = form_class(
+            _form_data(request.data),
+            context=action_context(self.membership, character),
+            prefix=None,
+        )
+        _refuse_lists(form)
         if not form.is_valid():
             raise serializers.ValidationError(
                 {
@@ -119,6 +125,41 @@ class RecordViewSet(_InChronicle, viewsets.ViewSet):
             )
         done = form.run(by=acting_user(request.user), now=timezone.now())
         return Response({"message": done})
+
+
+def _form_data(data: Any) -> dict[str, Any]:
+    """JSON as the records forms read it: text values, or lists of text for several choices.
+    Django's form fields expect the strings a browser sends; a number or a boolean sent as JSON
+    is the same value written out, and an object where a value belongs is refused."""
+    if not isinstance(data, Mapping):
+        raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
+    scalars = (str, int, float, bool)
+    clean: dict[str, Any] = {}
+    problems: dict[str, list[str]] = {}
+    for field, value in data.items():
+        if value is None:
+            continue
+        if isinstance(value, list) and all(isinstance(item, scalars) for item in value):
+            clean[field] = [str(item) for item in value]
+        elif isinstance(value, scalars):
+            clean[field] = str(value)
+        else:
+            problems[field] = ["Expected a value or a list of values."]
+    if problems:
+        raise serializers.ValidationError(problems)
+    return clean
+
+
+def _refuse_lists(form: forms.Form) -> None:
+    """A list is a value only for a field that takes several (donors, searchers)."""
+    problems = {
+        name: ["Expected one value, not a list."]
+        for name, field in form.fields.items()
+        if isinstance(form.data.get(name), list)
+        and not getattr(field.widget, "allow_multiple_selected", False)
+    }
+    if problems:
+        raise serializers.ValidationError(problems)
 
 
 def register(router: SimpleRouter) -> None:

@@ -9,6 +9,7 @@ the sentence shown on success.
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -570,6 +571,15 @@ class CorrectionForm(ActionForm):
         max_digits=7, decimal_places=1, required=False, help_text="Plus or minus, in 0.5 steps."
     )
     reason = forms.CharField(max_length=250)
+    # A fresh token with every form drawn: a double-clicked or replayed submit carries the same
+    # one, so the ledger writes the correction once.
+    token = forms.RegexField(
+        regex=r"^[0-9a-f]{32}$",
+        required=False,
+        widget=forms.HiddenInput,
+        initial=lambda: uuid.uuid4().hex,
+        error_messages={"invalid": "Reload the page and try again."},
+    )
 
     def setup(self) -> None:
         self.fields["reverse"] = ObjectChoiceField(
@@ -601,6 +611,7 @@ class CorrectionForm(ActionForm):
             reason=data["reason"],
             by=by,
             character=character,
+            token=data.get("token") or None,
             now=now,
         )
         return "Correction added."

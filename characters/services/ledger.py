@@ -156,9 +156,11 @@ def xp_correction_add(
     reason: str,
     by: User,
     character: Character | None = None,
+    token: str | None = None,
     now: dt.datetime | None = None,
 ) -> XpEntry:
-    """An ST's correction with a reason, as its own entry."""
+    """An ST's correction with a reason, as its own entry. `token` (drawn with the form, or
+    sent by an API client) makes a double submit write once; without one every call adds."""
     now = now or timezone.now()
     entry, _ = xp_entry_add(
         chronicle=chronicle,
@@ -166,7 +168,7 @@ def xp_correction_add(
         amount=amount,
         kind=XpKind.CORRECTION,
         reason=reason,
-        key=f"correction:{by.pk}:{now.isoformat()}",
+        key=f"correction:{token}" if token else f"correction:{by.pk}:{now.isoformat()}",
         character=character,
         actor=by,
         now=now,

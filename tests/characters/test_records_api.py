@@ -78,3 +78,31 @@ def test_unknown_kind_is_404(world: Any, pc: Any) -> None:
         url(pc, "teleport"), {}, content_type="application/json"
     )
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("kind", ["death", "retire", "summons-lock", "drink"])
+@pytest.mark.parametrize(
+    "value", [5, -1, 2**40, True, [1], {"a": 1}, "1e400", "9999-12-31"], ids=repr
+)
+def test_any_json_value_is_a_400_never_a_500(
+    world: Any, pc: Any, make_character: Any, kind: str, value: Any
+) -> None:
+    """Dates (and every other field) sent as numbers, booleans, lists or objects are refused
+    with the one error shape, as the page would refuse them."""
+    make_character("Prince", player=None, clan="ventrue")
+    field = {"death": "died_on", "retire": "on", "summons-lock": "won_on", "drink": "night"}[kind]
+    client = world.client("storyteller")
+    client.raise_request_exception = False
+    response = client.post(url(pc, kind), {field: value}, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["code"] == "invalid"
+    pc.refresh_from_db()
+    assert pc.status == "active"
+
+
+def test_a_body_that_is_not_an_object_is_refused(world: Any, pc: Any) -> None:
+    response = world.client("storyteller").post(
+        url(pc, "note"), [1, 2], content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert "JSON object" in response.json()["error"]["message"]

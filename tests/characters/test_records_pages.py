@@ -4,6 +4,7 @@ count."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -149,3 +150,21 @@ def test_correction_adds_a_ledger_entry(world: Any, pc: Any) -> None:
     )
     assert response.status_code == 302
     assert pc.player.xp_entries.get().amount == 2.5
+
+
+def test_a_double_clicked_correction_writes_once(world: Any, pc: Any) -> None:
+    """The form carries a token drawn with it; the same submit twice is one ledger entry."""
+    client = world.client("storyteller")
+    page = client.get(reverse("character_actions", args=["nightfall", pc.pk])).content.decode()
+    token = re.search(r'name="correction-token" value="([0-9a-f]{32})"', page)
+    assert token is not None
+    form = {
+        "correction-amount": "5",
+        "correction-reason": "Costume vote was missed",
+        "correction-token": token.group(1),
+    }
+    assert client.post(action(pc, "correction"), form).status_code == 302
+    assert client.post(action(pc, "correction"), form).status_code == 302
+    assert pc.player.xp_entries.count() == 1
+    fresh = client.get(reverse("character_actions", args=["nightfall", pc.pk])).content.decode()
+    assert token.group(1) not in fresh  # the next form draws a new token
