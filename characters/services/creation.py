@@ -743,20 +743,25 @@ def character_approve(
     problems = _submit_problems(locked)
     if problems:
         raise ValidationError(problems)
-    if (
-        locked.player_id is not None
-        and Character.objects.filter(
+    # A PC in torpor or staked is still in play (it may recover, TOR-01): approving a second
+    # one would leave two active PCs when it does, which the database refuses.
+    other = (
+        Character.objects.filter(
             chronicle=locked.chronicle,
             player_id=locked.player_id,
-            status=Status.ACTIVE,
+            status__in=(Status.ACTIVE, Status.TORPOR, Status.STAKED),
             approval=Approval.APPROVED,
         )
         .exclude(pk=locked.pk)
-        .exists()
-    ):
+        .first()
+        if locked.player_id is not None
+        else None
+    )
+    if other is not None:
         raise ValidationError(
-            "This player already has an active character; a player plays one active character "
-            "at a time (XP-07). Retire the other one first."
+            f"This player already has {other.name} in play "
+            f"({other.get_status_display().lower()}); a player has one character in play at a "
+            "time, counting one in torpor or staked (XP-07). Retire the other one first."
         )
     draft = Draft.from_character(locked)
     _build_sheet(locked, draft, draft_quote(locked), now)

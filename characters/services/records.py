@@ -50,6 +50,8 @@ from .common import refusal
 from .notify import notify
 
 GHOUL_KINDRED_BLOOD = 3  # BLD-05
+# XP-07: a PC in torpor or staked is still its player's character in play.
+PC_IN_PLAY = (Status.ACTIVE, Status.TORPOR, Status.STAKED)
 KINDRED_DONOR_TYPES = (DonorType.KINDRED, DonorType.MIXED_KINDRED)
 
 
@@ -297,9 +299,12 @@ def diablerie_record(
     return diablerie
 
 
-def _retirement_credit(character: Character, *, by: User, now: dt.datetime) -> XpEntry | None:
+def _retirement_credit(
+    character: Character, *, by: User | None, now: dt.datetime
+) -> XpEntry | None:
     """XP-06: the player's unspent XP already sits in their ledger, so the credit is what
-    `retirement_points` adds to it: half of what this character spent (keyed: once)."""
+    `retirement_points` adds to it: half of what this character spent (keyed: once). `by` is
+    None when no one but the rules caused it (TOR-02); the entry then has no actor."""
     if character.player_id is None:
         return None
     chronicle = character.chronicle
@@ -346,11 +351,12 @@ def _locked(character: Character) -> Character:
 
 @transaction.atomic
 def character_death_record(
-    *, character: Character, died_on: dt.date, by: User, now: dt.datetime | None = None
+    *, character: Character, died_on: dt.date, by: User | None, now: dt.datetime | None = None
 ) -> Character:
     """XP-06 and BND-03: the character dies; its player is credited half the XP it spent, its
     thralls are told at once, and their bonds end a month later (via `bonds_refresh`).
-    Recording a death twice changes nothing."""
+    Recording a death twice changes nothing. `by` is the ST who recorded it, or None when the
+    rules killed the character (a captive not released in time, TOR-02)."""
     now = now or timezone.now()
     today = chronicle_today(character.chronicle, now)
     _not_future(died_on, today, "died_on")
@@ -417,11 +423,13 @@ def character_return(
         )
     if character.player_id is not None:
         ledger.lock_ledger(chronicle=character.chronicle, player_id=character.player_id)
+        # A PC in torpor or staked is still in play: it may recover (TOR-01) and would then be
+        # a second active PC, which the database refuses and the torpor sweep would trip on.
         other = (
             Character.objects.filter(
                 chronicle=character.chronicle,
                 player_id=character.player_id,
-                status=Status.ACTIVE,
+                status__in=PC_IN_PLAY,
                 approval="approved",
             )
             .exclude(pk=character.pk)
@@ -429,8 +437,9 @@ def character_return(
         )
         if other is not None:
             raise ValidationError(
-                f"The player already plays {other.name}; retire it first: one active character "
-                "per player (XP-07)."
+                f"The player already has {other.name} in play "
+                f"({other.get_status_display().lower()}); a player has one character in play at "
+                f"a time, counting one in torpor or staked (XP-07). Retire {other.name} first."
             )
     character.status, character.retired_on = Status.ACTIVE, None
     character.save(update_fields=["status", "retired_on", "updated_at"])
@@ -477,9 +486,17 @@ def torpor_hold_record(
         )
     except ValueError as exc:
         raise refusal(exc, "cycle") from exc
-    return TorporHold.objects.create(
+    hold = TorporHold.objects.create(
         holder=holder, captive=captive, cycle=cycle, recorded_by=by, recorded_at=now
     )
+    # The hold is what keeps the captive in torpor; without this status the sweep's recovery
+    # (TOR-01: torpor → active once the hold ends) would never apply. A captive already staked,
+    # dead or retired keeps that status.
+    if Character.objects.filter(pk=captive.pk, status=Status.ACTIVE).update(
+        status=Status.TORPOR, updated_at=now
+    ):
+        captive.status = Status.TORPOR
+    return hold
 
 
 @transaction.atomic

@@ -13,7 +13,8 @@ Every sweeper is one transaction that:
    past the guards would send nothing twice.
 
 Set-based: a sweep costs the same handful of queries for one due row or a thousand, apart from
-the one notification insert per row.
+the one notification insert per row, and, for a captive who dies (TOR-02), the death service's
+own work (XP-06 credit, thralls told, BND-03).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import datetime as dt
 from collections import defaultdict
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from chronicle.models import Chronicle, CycleStatus
 from chronicle.services import chronicle_today
 
 from ..models import (
+    Approval,
     CaptiveOutcome,
     Captivity,
     Character,
@@ -38,6 +40,7 @@ from ..models import (
     TorporHold,
 )
 from .notify import notify
+from .records import character_death_record
 
 
 def _due_by_local_date(now: dt.datetime, *, chronicle_field: str, date_lookup: str) -> Q:
@@ -94,7 +97,8 @@ def stored_blood_expire_sweep(*, now: dt.datetime | None = None) -> int:
 def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
     """TOR-01: a torpor hold lasts one downtime. Ends every live hold whose cycle is no longer
     open or whose deadline has passed; the captive recovers overnight (torpor → active) unless
-    another live hold or an unresolved captivity (TOR-02) still keeps them. Returns how many
+    another live hold or an unresolved captivity (TOR-02) still keeps them, or their player
+    already has another active PC (XP-07: an ST decides; they are told so). Returns how many
     holds ended in this run."""
     now = now or timezone.now()
     holds = list(
@@ -111,9 +115,39 @@ def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
     # After the UPDATE above, the holds just ended no longer count as live.
     still_held = TorporHold.objects.filter(captive=OuterRef("pk"), ended_at__isnull=True)
     still_captive = Captivity.objects.filter(captive=OuterRef("pk"), resolved_at__isnull=True)
-    Character.objects.filter(
-        pk__in={captive_id for _, captive_id in holds}, status=Status.TORPOR
-    ).filter(~Exists(still_held), ~Exists(still_captive)).update(status=Status.ACTIVE)
+    other_in_play = Character.objects.filter(
+        chronicle=OuterRef("chronicle"),
+        player=OuterRef("player"),
+        status=Status.ACTIVE,
+        approval=Approval.APPROVED,
+    ).exclude(pk=OuterRef("pk"))
+    free = list(
+        Character.objects.filter(
+            pk__in={captive_id for _, captive_id in holds}, status=Status.TORPOR
+        )
+        .filter(~Exists(still_held), ~Exists(still_captive))
+        .annotate(other_in_play=Exists(other_in_play))
+        .order_by("pk")
+        .values_list("pk", "chronicle_id", "player_id", "approval", "other_in_play")
+    )
+    # XP-07: waking a PC whose player already has another active one would break
+    # `one_active_pc_per_player` and fail the whole sweep, every hour, for every captive. Such a
+    # captive stays in torpor until an ST decides; so does the second of two of one player's PCs
+    # waking in the same run.
+    recovering: list[int] = []
+    undecided: set[int] = set()
+    waking_pcs: set[tuple[int, int]] = set()
+    for pk, chronicle_id, player_id, approval, blocked in free:
+        if player_id is not None and approval == Approval.APPROVED:
+            if blocked or (chronicle_id, player_id) in waking_pcs:
+                undecided.add(pk)
+                continue
+            waking_pcs.add((chronicle_id, player_id))
+        recovering.append(pk)
+    # The conditions again, so a PC activated since the read above still blocks the wake-up.
+    Character.objects.filter(pk__in=recovering, status=Status.TORPOR).filter(
+        ~Exists(other_in_play)
+    ).update(status=Status.ACTIVE)
     for hold in TorporHold.objects.filter(pk__in=hold_ids).select_related(
         "captive__player", "holder"
     ):
@@ -121,6 +155,10 @@ def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
         recovery = (
             f"{captive.name} recovers overnight and may take downtime actions again."
             if captive.status == Status.ACTIVE
+            else f"{captive.name} would recover overnight, but their player already has another "
+            "character in play, and a player has one at a time (XP-07): a storyteller must "
+            f"decide which one plays. Until then {captive.name} stays in torpor."
+            if captive.pk in undecided
             else f"{captive.name} stays in torpor: another hold or a captivity still keeps them."
             if captive.status == Status.TORPOR
             else f"{captive.name} remains {captive.get_status_display().lower()}."
@@ -142,8 +180,9 @@ def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
 def captives_sweep(*, now: dt.datetime | None = None) -> int:
     """TOR-02: a captive not released or killed before the end of the next game dies. Every
     unresolved captivity whose deadline game's date is before today (the game has ended), in its
-    chronicle's time zone, ends as "died"; the captive is dead from that game's date. Returns
-    how many captives died in this run."""
+    chronicle's time zone, ends as "died"; the captive is dead from that game's date, recorded
+    by `character_death_record` (XP-06 credit, thralls told, BND-03). Returns how many
+    captivities ended in this run."""
     now = now or timezone.now()
     due = _due_by_local_date(
         now, chronicle_field="deadline_game__chronicle_id", date_lookup="deadline_game__date__lt"
@@ -160,20 +199,16 @@ def captives_sweep(*, now: dt.datetime | None = None) -> int:
     Captivity.objects.filter(pk__in=ids, resolved_at__isnull=True).update(
         outcome=CaptiveOutcome.DIED, resolved_at=now
     )
-    # Each captive dies on the date of their own deadline game: one UPDATE with a subquery
-    # rather than one per captive. A character already dead keeps the date it died on.
-    game_date = Captivity.objects.filter(captive=OuterRef("pk"), pk__in=ids).values(
-        "deadline_game__date"
-    )[:1]
-    Character.objects.filter(pk__in=[captive_id for _, captive_id in captivities]).exclude(
-        status=Status.DEAD
-    ).update(status=Status.DEAD, died_on=Subquery(game_date))
     for captivity in Captivity.objects.filter(pk__in=ids).select_related(
-        "captive__player", "captor", "deadline_game"
+        "captive__chronicle", "captive__player", "captor", "deadline_game"
     ):
         captive = captivity.captive
         game = captivity.deadline_game
         assert game is not None  # the due condition selects only captivities with a game
+        # Each death goes through the death service, not a bulk UPDATE: a death is its own
+        # story (the player's XP-06 credit, the thralls told at once and their bonds ending a
+        # month later, BND-03), and deaths are rare. A captive already dead keeps its date.
+        character_death_record(character=captive, died_on=game.date, by=None, now=now)
         notify(
             character=captive,
             key=f"captive-died:{captivity.pk}",

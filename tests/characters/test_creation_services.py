@@ -433,6 +433,30 @@ def test_a_second_active_pc_is_refused_and_nothing_written(world: Any, make_char
     assert snapshot(character) == before
 
 
+@pytest.mark.parametrize("status", [Status.TORPOR, Status.STAKED])
+def test_a_pc_in_torpor_or_staked_is_still_in_play(
+    world: Any, make_character: Any, status: str
+) -> None:
+    """XP-07: a PC in torpor or staked may recover (TOR-01) and would then be a second active
+    PC; approving another one for the same player is refused and writes nothing."""
+    make_character("Sleeper", player="player_alice", status=status)
+    character = submitted(world)
+    before = snapshot(character)
+    with pytest.raises(ValidationError, match=r"Sleeper in play.*\(XP-07\)"):
+        creation.character_approve(character=character, by=user(world, "storyteller"), now=NOW)
+    assert snapshot(character) == before
+
+
+@pytest.mark.parametrize("status", [Status.RETIRED, Status.DEAD])
+def test_a_retired_or_dead_pc_leaves_room_for_a_new_one(
+    world: Any, make_character: Any, status: str
+) -> None:
+    make_character("Gone", player="player_alice", status=status)
+    character = submitted(world)
+    creation.character_approve(character=character, by=user(world, "storyteller"), now=NOW)
+    assert Character.objects.get(pk=character.pk).status == Status.ACTIVE
+
+
 def test_only_storytellers_approve_return_and_approve_backgrounds(world: Any) -> None:
     character = submitted(world)
     alice = user(world, "player_alice")

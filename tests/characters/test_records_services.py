@@ -244,6 +244,31 @@ def test_xp07_dead_character_cannot_return(make_character: Any, st: Any) -> None
     assert pc.status == Status.DEAD
 
 
+@pytest.mark.parametrize("status", [Status.TORPOR, Status.STAKED])
+def test_xp07_no_return_while_another_pc_is_in_torpor_or_staked(
+    make_character: Any, st: Any, status: str
+) -> None:
+    """A PC in torpor or staked may recover (TOR-01) and would then be a second active PC."""
+    pc = make_character("Back")
+    records.character_retire(character=pc, on=TODAY, by=st, now=NOW)
+    make_character("Sleeper", status=status)
+    with pytest.raises(ValidationError, match=r"Sleeper in play.*\(XP-07\)"):
+        records.character_return(character=pc, by=st, now=NOW)
+    pc.refresh_from_db()
+    assert (pc.status, pc.retired_on) == (Status.RETIRED, TODAY)
+
+
+def test_xp06_death_by_the_rules_credits_without_an_actor(world: Any, make_character: Any) -> None:
+    """TOR-02: a death nobody recorded (the captives sweep) still credits XP-06; the entry has
+    no actor."""
+    pc = make_character("Doomed")
+    give(world, pc, "10", XpKind.AWARD, "award")
+    give(world, pc, "-10", XpKind.PURCHASE, "purchase")
+    records.character_death_record(character=pc, died_on=TODAY, by=None, now=NOW)
+    credit = XpEntry.objects.get(kind=XpKind.RETIREMENT)
+    assert (credit.amount, credit.actor_id) == (Decimal(5), None)
+
+
 # --- Torpor and captives ------------------------------------------------------------------------
 
 
@@ -259,6 +284,49 @@ def test_tor01_second_consecutive_hold_refused(world: Any, make_character: Any, 
             holder=holder, captive=captive, cycle=second.cycle, by=st, now=NOW
         )
     assert TorporHold.objects.count() == 1
+
+
+def test_tor01_a_hold_puts_the_captive_in_torpor(world: Any, make_character: Any, st: Any) -> None:
+    """The hold is what keeps the captive in torpor: without the status the sweep's recovery
+    (torpor → active once the hold ends) would never apply."""
+    holder = make_character("Holder", player=None)
+    captive = make_character("Captive", player="player_bob")
+    records.torpor_hold_record(
+        holder=holder, captive=captive, cycle=world.game.cycle, by=st, now=NOW
+    )
+    assert captive.status == Status.TORPOR
+    captive.refresh_from_db()
+    assert captive.status == Status.TORPOR
+
+
+def test_tor01_a_hold_on_a_staked_captive_keeps_it_staked(
+    world: Any, make_character: Any, st: Any
+) -> None:
+    holder = make_character("Holder", player=None)
+    captive = make_character("Captive", player="player_bob", status=Status.STAKED)
+    records.torpor_hold_record(
+        holder=holder, captive=captive, cycle=world.game.cycle, by=st, now=NOW
+    )
+    captive.refresh_from_db()
+    assert captive.status == Status.STAKED
+
+
+def test_tor01_refused_hold_leaves_the_captive_active(
+    world: Any, make_character: Any, st: Any
+) -> None:
+    holder = make_character("Holder", player=None)
+    captive = make_character("Captive", player="player_bob")
+    second = chronicle_services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 13))
+    records.torpor_hold_record(
+        holder=holder, captive=captive, cycle=world.game.cycle, by=st, now=NOW
+    )
+    Character.objects.filter(pk=captive.pk).update(status=Status.ACTIVE)  # recovered since
+    with pytest.raises(ValidationError, match="TOR-01"):
+        records.torpor_hold_record(
+            holder=holder, captive=captive, cycle=second.cycle, by=st, now=NOW
+        )
+    captive.refresh_from_db()
+    assert captive.status == Status.ACTIVE
 
 
 def test_tor02_captivity_deadline_and_kill(world: Any, make_character: Any, st: Any) -> None:

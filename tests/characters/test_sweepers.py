@@ -12,6 +12,7 @@ import datetime as dt
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from django.db import connection, connections, transaction
 from django.test.utils import CaptureQueriesContext
 
 from characters.models import (
+    Bond,
     CaptiveOutcome,
     Captivity,
     Character,
@@ -31,8 +33,10 @@ from characters.models import (
     Status,
     StoredBlood,
     TorporHold,
+    XpEntry,
+    XpKind,
 )
-from characters.services import sweepers
+from characters.services import bonds, ledger, records, sweepers
 from chronicle import services as chronicle_services
 from tests.conftest import World
 
@@ -258,12 +262,87 @@ def test_torpor_sweep_is_set_based(
     with counted() as sql:
         ended = run(sweepers.torpor_holds_sweep, world.game.cycle.deadline_at + dt.timedelta(1))
     assert ended == rows
-    # 1. the due holds locked, 2. the holds' UPDATE, 3. the recovered captives' UPDATE,
-    # 4. the ended holds with captive, player and holder, for the e-mails
-    assert len(sql) == 4, sql
+    # 1. the due holds locked, 2. the holds' UPDATE, 3. the captives free to wake, each with
+    # whether their player already has another active PC (XP-07), 4. the recovered captives'
+    # UPDATE, 5. the ended holds with captive, player and holder, for the e-mails
+    assert len(sql) == 5, sql
     recovered = Character.objects.filter(status=Status.ACTIVE, name__startswith="Captive")
     assert recovered.count() == rows
     assert len(mail.outbox) == rows
+
+
+def test_a_recorded_hold_ends_with_the_captive_recovering(
+    world: World, make_character: Callable[..., Character], run: Any
+) -> None:
+    """In normal use: the hold service puts the captive in torpor, the sweep wakes them."""
+    captive = make_character("Mina", player="player_bob")
+    records.torpor_hold_record(
+        holder=make_character("Vlad", player=None),
+        captive=captive,
+        cycle=world.game.cycle,
+        by=world.users["storyteller"],
+        now=dt.datetime(2024, 3, 5, 18, tzinfo=UTC),
+    )
+    captive.refresh_from_db()
+    assert captive.status == Status.TORPOR
+    assert run(sweepers.torpor_holds_sweep, world.game.cycle.deadline_at + dt.timedelta(1)) == 1
+    captive.refresh_from_db()
+    assert captive.status == Status.ACTIVE
+
+
+def test_a_captive_whose_player_has_another_active_pc_stays_in_torpor(
+    world: World, make_character: Callable[..., Character], run: Any
+) -> None:
+    """The reviewer's case: Rose is held in torpor, then Alice gets Lily active (data from
+    before XP-07 counted PCs in torpor). Waking Rose would break `one_active_pc_per_player` and
+    fail the whole sweep every hour; instead Rose stays in torpor, an ST decides, and the other
+    captives wake."""
+    holder = make_character("Vlad", player=None)
+    rose = make_character("Rose")
+    mina = make_character("Mina", player="player_bob")
+    for captive in (rose, mina):
+        records.torpor_hold_record(
+            holder=holder,
+            captive=captive,
+            cycle=world.game.cycle,
+            by=world.users["storyteller"],
+            now=dt.datetime(2024, 3, 5, 18, tzinfo=UTC),
+        )
+    lily = make_character("Lily")  # active while Rose is in torpor
+
+    after = world.game.cycle.deadline_at + dt.timedelta(hours=1)
+    assert run(sweepers.torpor_holds_sweep, after) == 2
+    assert run(sweepers.torpor_holds_sweep, after + dt.timedelta(hours=1)) == 0
+    statuses = dict(Character.objects.values_list("name", "status"))
+    assert (statuses["Rose"], statuses["Lily"], statuses["Mina"]) == (
+        Status.TORPOR,
+        Status.ACTIVE,
+        Status.ACTIVE,
+    )
+    assert TorporHold.objects.filter(ended_at__isnull=True).count() == 0
+    [to_alice] = [m for m in mail.outbox if m.to == ["player_alice@example.com"]]
+    assert "Rose stays in torpor" in to_alice.body
+    assert "storyteller must decide" in to_alice.body and "(XP-07)" in to_alice.body
+    [to_bob] = [m for m in mail.outbox if m.to == ["player_bob@example.com"]]
+    assert "Mina recovers overnight" in to_bob.body
+    assert lily.pk  # Lily was left alone
+
+
+def test_two_of_one_players_pcs_waking_together_wake_one(
+    world: World, make_character: Callable[..., Character], run: Any
+) -> None:
+    """Two of Bob's approved PCs in torpor, no active one: waking both would break XP-07 (and
+    the sweep); the first wakes, the second waits for an ST."""
+    holder = make_character("Vlad", player=None)
+    first = make_character("Mina", player="player_bob", status=Status.TORPOR)
+    second = make_character("Lucy", player="player_bob", status=Status.TORPOR)
+    holds = {c.pk: _hold(world, holder, c) for c in (first, second)}
+    assert run(sweepers.torpor_holds_sweep, world.game.cycle.deadline_at + dt.timedelta(1)) == 2
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == (Status.ACTIVE, Status.TORPOR)
+    body = Notification.objects.get(key=f"torpor-hold-ended:{holds[second.pk].pk}").body
+    assert "storyteller must decide" in body
 
 
 # --- TOR-02: captives --------------------------------------------------------------------------
@@ -338,19 +417,126 @@ def test_captive_already_dead_keeps_the_day_it_died(
 
 @pytest.mark.parametrize("rows", [1, 50])
 def test_captives_sweep_is_set_based(
-    world: World, make_character: Callable[..., Character], run: Any, rows: int
+    world: World,
+    make_character: Callable[..., Character],
+    run: Any,
+    rows: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Each death goes through `character_death_record` (XP-06 credit, thralls told, BND-03),
+    one call per death: deaths are rare and each is its own story. So the statements are split:
+    the sweep's own stay constant, and each death costs the death service the same fixed
+    number, whatever the number of due rows."""
     captor = make_character("Vlad")
     for captive in _bulk_characters(world, rows, "Captive"):
         _captivity(world, captive, captor, world.game)
-    with counted() as sql:
+    own: list[str] = []
+    per_death: list[list[str]] = []
+    current = [own]  # where the statement being run belongs
+    real = sweepers.character_death_record
+
+    def death_service(**kwargs: Any) -> Character:
+        per_death.append([])
+        current.append(per_death[-1])
+        try:
+            return real(**kwargs)
+        finally:
+            current.pop()
+
+    def spy(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        # As in `counted`: not the per-row notification work or the savepoints.
+        if "characters_notification" not in sql and "SAVEPOINT" not in sql:
+            current[-1].append(sql)
+        return execute(sql, params, many, context)
+
+    monkeypatch.setattr(sweepers, "character_death_record", death_service)
+    with connection.execute_wrapper(spy):
         assert run(sweepers.captives_sweep, NY_MARCH_10_EARLY) == rows
     # 1. the chronicles' time zones, 2. the due captivities locked, 3. their UPDATE,
-    # 4. the captives' UPDATE (died_on from a subquery), 5. the captivities with captive,
-    # player, captor and game, for the e-mails
-    assert len(sql) == 5, sql
+    # 4. the captivities with captive, chronicle, player, captor and game
+    assert len(own) == 4, own
+    # Per death: 1. the character locked, 2. its UPDATE, 3. the player's ledger locked,
+    # 4. the XP it spent, 5. the player's balance, 6. its bound thralls, 7. the drinkers of its
+    # blood (none here, so no bond refresh)
+    assert [len(sql) for sql in per_death] == [7] * rows, per_death[0]
     assert Character.objects.filter(status=Status.DEAD, died_on=dt.date(2024, 3, 9)).count() == rows
     assert len(mail.outbox) == rows
+
+
+def test_a_captive_who_dies_gets_the_whole_death(
+    world: World, make_character: Callable[..., Character], run: Any
+) -> None:
+    """The reviewer's case: Rose (who spent XP, and whose blood bound Bob's Tom) dies by the
+    sweep. Alice gets the XP-06 credit once, Tom's player is told at once, Tom's bond ends a
+    month after the death (BND-03), and a second sweep changes nothing."""
+    storyteller = world.users["storyteller"]
+    rose = make_character("Rose")
+    tom = make_character("Tom", player="player_bob", clan="brujah")
+    captor = make_character("Vlad", player=None, clan="brujah")
+    before = dt.datetime(2024, 3, 1, 18, tzinfo=UTC)
+    for key, amount, kind in (("award", 30, XpKind.AWARD), ("spent", -10, XpKind.PURCHASE)):
+        ledger.xp_entry_add(
+            chronicle=world.chronicle,
+            player_id=rose.player_id,
+            amount=Decimal(amount),
+            kind=kind,
+            reason=key,
+            key=key,
+            character=rose,
+            now=before,
+        )
+    for day in (5, 10, 15):
+        bonds.drink_record(
+            drinker=tom,
+            donors=[rose],
+            mixed=False,
+            night=dt.date(2024, 2, day),
+            by=storyteller,
+            now=before,
+        )
+    bond = Bond.objects.get(thrall=tom, regnant=rose, ended_on__isnull=True)
+    assert bond.bound
+    captivity = records.captivity_record(
+        captive=rose, captor=captor, since=dt.date(2024, 3, 1), by=storyteller, now=before
+    )
+    assert captivity.deadline_game == world.game  # 2024-03-09
+    mail.outbox.clear()
+
+    assert run(sweepers.captives_sweep, NY_MARCH_10_EARLY) == 1
+    rose.refresh_from_db()
+    assert (rose.status, rose.died_on) == (Status.DEAD, dt.date(2024, 3, 9))
+    # XP-06: half of the 10 spent, on top of the 20 unspent; the rules did it, no actor.
+    [credit] = XpEntry.objects.filter(kind=XpKind.RETIREMENT)
+    assert (credit.amount, credit.actor_id) == (Decimal(5), None)
+    assert ledger.xp_balance(chronicle=world.chronicle, player=rose.player_id) == Decimal(25)
+    # BND-03: Tom's player is told at once; the bond is due to end a month after the death.
+    [told] = [m for m in mail.outbox if m.to == ["player_bob@example.com"]]
+    assert "Rose has died" in told.subject and "BND-03" in told.body
+    [died] = [m for m in mail.outbox if m.to == ["player_alice@example.com"]]
+    assert "TOR-02" in died.body
+    bond = Bond.objects.get(thrall=tom, regnant=rose, ended_on__isnull=True)
+    assert bond.due_on == dt.date(2024, 4, 9)
+
+    state = (
+        list(XpEntry.objects.values_list("pk", flat=True)),
+        list(Notification.objects.values_list("key", flat=True)),
+        list(Bond.objects.values_list("pk", "ended_on", "due_on")),
+        len(mail.outbox),
+    )
+    assert run(sweepers.captives_sweep, NY_MARCH_10_EARLY + dt.timedelta(hours=1)) == 0
+    assert state == (
+        list(XpEntry.objects.values_list("pk", flat=True)),
+        list(Notification.objects.values_list("key", flat=True)),
+        list(Bond.objects.values_list("pk", "ended_on", "due_on")),
+        len(mail.outbox),
+    )
+
+    # In force the day before the month is up (New York's 8 April), over on the 9th.
+    assert run(bonds.bonds_sweep, dt.datetime(2024, 4, 9, 3, tzinfo=UTC)) == 0
+    assert Bond.objects.filter(pk=bond.pk, ended_on__isnull=True).exists()
+    assert run(bonds.bonds_sweep, dt.datetime(2024, 4, 9, 16, tzinfo=UTC)) == 1
+    bond.refresh_from_db()
+    assert bond.ended_on == dt.date(2024, 4, 9)
 
 
 # --- XP-04: black veins ------------------------------------------------------------------------
