@@ -13,7 +13,7 @@ from django.http import Http404
 from chronicle.access import MAX_ID, is_staff, require_staff
 from chronicle.models import Membership
 
-from .models import Character, Diablerie, XpEntry, XpPurchase
+from .models import Character, Diablerie, Status, XpEntry, XpPurchase
 
 
 def characters_visible_to(membership: Membership) -> QuerySet[Character]:
@@ -38,6 +38,16 @@ def character_for_staff(membership: Membership, character_id: int) -> Character:
     character = character_for(membership, character_id)
     require_staff(membership)
     return character
+
+
+def teacher_choices(membership: Membership) -> QuerySet[Character]:
+    """DIS-07 / SEW-01: the characters a member may name as someone's teacher. Staff may name
+    any active character of the chronicle; a player none at all, since the other characters
+    are not theirs to know: they name their teacher in words and an ST links it at sign-off.
+    An id outside this set must answer exactly like an unknown one."""
+    if not is_staff(membership):
+        return Character.objects.none()
+    return Character.objects.filter(chronicle=membership.chronicle, status=Status.ACTIVE)
 
 
 def character_for_owner(membership: Membership, character_id: int) -> Character:

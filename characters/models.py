@@ -357,6 +357,8 @@ class XpPurchase(models.Model):
     teacher = models.ForeignKey(
         Character, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # DIS-07 / SEW-01: the teacher as the player names them; an ST links `teacher` at sign-off.
+    teacher_name = models.CharField(max_length=120, blank=True)
     diablerie = models.ForeignKey(
         "Diablerie", on_delete=models.PROTECT, null=True, blank=True, related_name="purchases"
     )

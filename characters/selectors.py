@@ -11,7 +11,6 @@ import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from chronicle.access import is_staff
@@ -304,43 +303,34 @@ def sheet_for(
 
 @dataclass(frozen=True)
 class QueueLine:
+    """One requested purchase in the ST queue. The rule checks are not repeated here: the
+    decide page runs the service's full quote, and approval re-runs it under the locks, so the
+    queue cannot drift from them. `needs_teacher`: the player named a teacher in words that an
+    ST must link before approving (DIS-07, SEW-01)."""
+
     purchase: XpPurchase
     balance: Decimal
-    problems: list[str]
+    needs_teacher: bool
 
 
 def purchase_queue_for(membership: Membership) -> list[QueueLine]:
     """The chronicle's requested purchases, oldest first, for the ST queue, each with the
-    player's balance and the problems visible without re-running every rule (which approval
-    does under the locks): 1. the purchases with character, player, teacher, cycle and a count
-    of queued diablerie steps, 2. the players' balances."""
+    player's balance: 1. the purchases with character, player, teacher and cycle, 2. the
+    players' balances."""
     purchases = list(
         XpPurchase.objects.filter(
             character__chronicle=membership.chronicle, status=PurchaseStatus.REQUESTED
         )
         .select_related("character", "character__player", "teacher", "cycle__game")
-        .annotate(
-            queued_steps=Count(
-                "character__diableries",
-                filter=Q(character__diableries__generation_step=GenerationStep.QUEUED),
-            )
-        )
         .order_by("requested_at", "pk")
     )
     player_ids = sorted({p.character.player_id for p in purchases if p.character.player_id})
     balances = xp_balances(chronicle=membership.chronicle, player_ids=player_ids)
-    lines = []
-    for purchase in purchases:
-        character = purchase.character
-        balance = balances.get(character.player_id or 0, Decimal(0))
-        problems = []
-        if character.status != "active" or character.approval != "approved":
-            problems.append("The character is no longer approved and active (XP-01).")
-        if character.background_approved_at is None:
-            problems.append("The background is not approved yet (XP-02, CRE-09).")
-        if purchase.queued_steps and purchase.kind != "generation":  # type: ignore[attr-defined]
-            problems.append("A diablerie generation step must be settled first (XP-05).")
-        if balance < purchase.cost:
-            problems.append(f"Not enough XP: costs {purchase.cost}, balance {balance} (XP-02).")
-        lines.append(QueueLine(purchase, balance, problems))
-    return lines
+    return [
+        QueueLine(
+            purchase,
+            balances.get(purchase.character.player_id or 0, Decimal(0)),
+            needs_teacher=bool(purchase.teacher_name) and purchase.teacher_id is None,
+        )
+        for purchase in purchases
+    ]

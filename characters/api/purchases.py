@@ -15,6 +15,7 @@ from rest_framework.routers import SimpleRouter
 
 from chronicle import access as chronicle_access
 from chronicle.api import _InChronicle
+from chronicle.models import Membership
 
 from .. import access, selectors
 from ..models import (
@@ -24,7 +25,6 @@ from ..models import (
     PurchaseKind,
     PurchaseMoment,
     PurchaseStatus,
-    Status,
     XpEntry,
     XpPurchase,
 )
@@ -88,6 +88,10 @@ class ItemLineSerializer(serializers.Serializer):
 class PurchaseSerializer(serializers.ModelSerializer):
     character_name = serializers.CharField(source="character.name", read_only=True)
     description = serializers.SerializerMethodField()
+    teacher = serializers.SerializerMethodField(
+        help_text="The teacher character's id, for storytellers; null for players, to whom "
+        "other characters are unknown (they see `teacher_name`)."
+    )
     kind = serializers.CharField(read_only=True, help_text="One of the PurchaseKind values.")
     status = serializers.CharField(read_only=True, help_text="requested, approved, ...")
     discipline = serializers.CharField(read_only=True)
@@ -105,6 +109,7 @@ class PurchaseSerializer(serializers.ModelSerializer):
             "target",
             "quantity",
             "teacher",
+            "teacher_name",
             "moment",
             "cost",
             "status",
@@ -118,6 +123,10 @@ class PurchaseSerializer(serializers.ModelSerializer):
 
     def get_description(self, purchase: XpPurchase) -> str:
         return services.describe(purchase)
+
+    def get_teacher(self, purchase: XpPurchase) -> int | None:
+        # The linked teacher may be another player's character: its id is not a player's.
+        return purchase.teacher_id if self.context.get("staff") else None
 
 
 class SheetSerializer(serializers.Serializer):
@@ -173,9 +182,45 @@ class PurchaseInputSerializer(serializers.Serializer):
         choices=PurchaseMoment.choices, default=PurchaseMoment.DOWNTIME
     )
     teacher = serializers.IntegerField(
-        min_value=1, max_value=chronicle_access.MAX_ID, required=False, allow_null=True
+        min_value=1,
+        max_value=chronicle_access.MAX_ID,
+        required=False,
+        allow_null=True,
+        help_text="Storytellers only: the teacher character's id (DIS-07, SEW-01).",
+    )
+    teacher_name = serializers.CharField(
+        max_length=services.TEACHER_NAME_MAX,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Players: the teacher as you know them; an ST confirms it at sign-off.",
     )
     note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+# One answer for every id a member may not name, known or not, so it reveals nothing.
+UNKNOWN_TEACHER = "No character you may name as a teacher has that id (DIS-07, SEW-01)."
+
+
+def _teacher(membership: Membership, teacher_id: int | None) -> Character | None:
+    """The teacher, only through `access.teacher_choices`."""
+    if teacher_id is None:
+        return None
+    teacher = access.teacher_choices(membership).filter(pk=teacher_id).first()
+    if teacher is None:
+        raise serializers.ValidationError({"teacher": UNKNOWN_TEACHER})
+    return teacher
+
+
+class ApproveSerializer(serializers.Serializer):
+    teacher = serializers.IntegerField(
+        min_value=1,
+        max_value=chronicle_access.MAX_ID,
+        required=False,
+        allow_null=True,
+        help_text="The teacher character to link at sign-off (DIS-07, SEW-01); by default the "
+        "purchase's own.",
+    )
 
 
 class QuoteProblemSerializer(serializers.Serializer):
@@ -186,6 +231,7 @@ class QuoteProblemSerializer(serializers.Serializer):
 class QuoteSerializer(serializers.Serializer):
     cost = serializers.DecimalField(max_digits=6, decimal_places=1)
     problems = QuoteProblemSerializer(many=True)
+    notes = serializers.ListField(child=serializers.CharField())
 
 
 class RejectSerializer(serializers.Serializer):
@@ -205,7 +251,7 @@ class SheetViewSet(_InChronicle, viewsets.GenericViewSet):
     def retrieve(self, request: Request, slug: str, character_id: str) -> Response:
         character = access.character_for(self.membership, int(character_id))
         sheet = selectors.sheet_for(character=character, membership=self.membership)
-        return Response(SheetSerializer(sheet).data)
+        return Response(SheetSerializer(sheet, context={"staff": sheet.staff}).data)
 
 
 class LedgerViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericViewSet):
@@ -244,6 +290,14 @@ class PurchaseViewSet(
     def get_object(self) -> XpPurchase:
         return access.purchase_for(self.membership, int(self.kwargs["pk"]))
 
+    def get_serializer_context(self) -> dict[str, Any]:
+        # Schema generation builds serializers without a request in a chronicle.
+        staff = "slug" in self.kwargs and chronicle_access.is_staff(self.membership)
+        return {**super().get_serializer_context(), "staff": staff}
+
+    def _out(self, purchase: XpPurchase) -> dict[str, Any]:
+        return PurchaseSerializer(purchase, context=self.get_serializer_context()).data
+
     @extend_schema(
         parameters=[
             OpenApiParameter("status", str, enum=PurchaseStatus.values, required=False),
@@ -257,16 +311,7 @@ class PurchaseViewSet(
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         character = access.character_for_owner(self.membership, values.pop("character"))
-        teacher_id = values.pop("teacher", None)
-        teacher = None
-        if teacher_id is not None:
-            teacher = Character.objects.filter(
-                pk=teacher_id, chronicle=self.membership.chronicle, status=Status.ACTIVE
-            ).first()
-            if teacher is None:
-                raise serializers.ValidationError(
-                    {"teacher": "No active character of this chronicle has that id."}
-                )
+        teacher = _teacher(self.membership, values.pop("teacher", None))
         note = values.pop("note", "")
         return character, {**values, "teacher": teacher}, note
 
@@ -284,7 +329,7 @@ class PurchaseViewSet(
             note=note,
             **values,
         )
-        return Response(PurchaseSerializer(purchase).data, status=201)
+        return Response(self._out(purchase), status=201)
 
     @extend_schema(
         request=PurchaseInputSerializer,
@@ -294,18 +339,24 @@ class PurchaseViewSet(
     @action(detail=False, methods=["post"])
     def quote(self, request: Request, slug: str) -> Response:
         character, values, _ = self._arguments(request)
-        quote = services.purchase_quote(character=character, **values)
+        quote = services.purchase_quote(
+            character=character, staff=chronicle_access.is_staff(self.membership), **values
+        )
         return Response(QuoteSerializer(quote).data)
 
-    @extend_schema(request=None, responses={200: PurchaseSerializer})
+    @extend_schema(request=ApproveSerializer, responses={200: PurchaseSerializer})
     @action(detail=True, methods=["post"])
     def approve(self, request: Request, slug: str, pk: str) -> Response:
         purchase = self.get_object()
         chronicle_access.require_staff(self.membership)
+        body = ApproveSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
         purchase = services.purchase_approve(
-            purchase=purchase, by=chronicle_access.acting_user(request.user)
+            purchase=purchase,
+            by=chronicle_access.acting_user(request.user),
+            teacher=_teacher(self.membership, body.validated_data.get("teacher")),
         )
-        return Response(PurchaseSerializer(purchase).data)
+        return Response(self._out(purchase))
 
     @extend_schema(request=RejectSerializer, responses={200: PurchaseSerializer})
     @action(detail=True, methods=["post"])
@@ -319,7 +370,7 @@ class PurchaseViewSet(
             by=chronicle_access.acting_user(request.user),
             note=body.validated_data["note"],
         )
-        return Response(PurchaseSerializer(purchase).data)
+        return Response(self._out(purchase))
 
     @extend_schema(request=None, responses={200: PurchaseSerializer})
     @action(detail=True, methods=["post"])
@@ -328,7 +379,7 @@ class PurchaseViewSet(
         purchase = services.purchase_withdraw(
             purchase=purchase, by=chronicle_access.acting_user(request.user)
         )
-        return Response(PurchaseSerializer(purchase).data)
+        return Response(self._out(purchase))
 
 
 class DiablerieStepSerializer(serializers.ModelSerializer):

@@ -6,11 +6,30 @@ from typing import Any
 
 from django import forms
 
-from .. import rules
-from ..models import Character, PurchaseKind, PurchaseMoment, Status
+from chronicle.access import is_staff
+from chronicle.models import Membership
+
+from .. import access, rules
+from ..models import Character, PurchaseKind, PurchaseMoment, XpPurchase
+from ..services.purchases import TEACHER_NAME_MAX
 
 LEVEL_CHOICES = [("", "—")] + [(code, code) for code in rules.LEVELS]
 DISCIPLINE_CHOICES = [("", "—")] + [(k, v) for k, v in rules.DISCIPLINE_TITLES.items()]
+TEACHER_HELP = "Needed for out-of-clan 1a and 1b (DIS-07) and for Sewer Lore (SEW-01)."
+
+
+def _teacher_select(membership: Membership, student_id: int) -> forms.ModelChoiceField:
+    """The storytellers' teacher select: only `access.teacher_choices`, so an id outside it is
+    refused like an unknown one."""
+    return forms.ModelChoiceField(
+        label="Teacher",
+        queryset=access.teacher_choices(membership)
+        .exclude(pk=student_id)
+        .only("pk", "name")
+        .order_by("name"),
+        required=False,
+        help_text=TEACHER_HELP,
+    )
 
 
 class PurchaseForm(forms.Form):
@@ -22,11 +41,13 @@ class PurchaseForm(forms.Form):
         required=False,
         help_text="The next level after the ones you own (DIS-02).",
     )
-    teacher = forms.ModelChoiceField(
-        label="Teacher",
-        queryset=Character.objects.none(),
+    # Replaced by a select of `access.teacher_choices` for storytellers; players name their
+    # teacher in words, since the other characters are not theirs to know.
+    teacher_name = forms.CharField(
+        label="Teacher (their character's name)",
+        max_length=TEACHER_NAME_MAX,
         required=False,
-        help_text="Needed for out-of-clan 1a and 1b (DIS-07) and for Sewer Lore (SEW-01).",
+        help_text=f"{TEACHER_HELP} A storyteller confirms the teacher at sign-off.",
     )
     target = forms.CharField(
         label="Target",
@@ -42,18 +63,19 @@ class PurchaseForm(forms.Form):
         label="Note for the STs", required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
 
-    def __init__(self, *args: Any, character: Character, staff: bool, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, character: Character, membership: Membership, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        teacher = self.fields["teacher"]
-        assert isinstance(teacher, forms.ModelChoiceField)
-        teachers = Character.objects.filter(
-            chronicle_id=character.chronicle_id, status=Status.ACTIVE
-        ).exclude(pk=character.pk)
-        if not staff:
-            # Other players' characters are not a player's to know (access.py); a lesson from
-            # another PC is filed by an ST, who sees every character.
-            teachers = teachers.filter(player__isnull=True)
-        teacher.queryset = teachers.only("pk", "name").order_by("name")
+        self.staff = is_staff(membership)
+        if self.staff:
+            # Keep the field's place in the form: rebuild the dict in order.
+            self.fields = {
+                ("teacher" if name == "teacher_name" else name): (
+                    _teacher_select(membership, character.pk) if name == "teacher_name" else field
+                )
+                for name, field in self.fields.items()
+            }
 
     def service_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -65,11 +87,21 @@ class PurchaseForm(forms.Form):
             "quantity": data["quantity"],
             "moment": data["moment"],
             "teacher": data.get("teacher"),
+            "teacher_name": data.get("teacher_name") or "",
         }
 
 
-# Where a service problem about `levels` goes on this form.
+# Where a service problem about `levels` goes on this form; a teacher problem goes beside
+# whichever teacher field the form has.
 FIELD_FOR = {"levels": "level"}
+
+
+def field_for(form: forms.Form, name: str) -> str | None:
+    """The form field a service problem about `name` belongs beside (None: above the form)."""
+    name = FIELD_FOR.get(name, name)
+    if name == "teacher" and "teacher" not in form.fields:
+        name = "teacher_name"
+    return name if name in form.fields else None
 
 
 class DecisionForm(forms.Form):
@@ -77,3 +109,14 @@ class DecisionForm(forms.Form):
     note = forms.CharField(
         label="Note to the player", required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
+
+    def __init__(
+        self, *args: Any, purchase: XpPurchase, membership: Membership, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        # DIS-07 / SEW-01: the ST links the teacher, prefilled with the one already linked.
+        self.fields["teacher"] = _teacher_select(membership, purchase.character_id)
+        self.fields["teacher"].help_text = (
+            f"The player named: {purchase.teacher_name}." if purchase.teacher_name else TEACHER_HELP
+        )
+        self.initial.setdefault("teacher", purchase.teacher_id)

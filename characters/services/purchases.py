@@ -47,6 +47,7 @@ from .notify import notify
 
 TRAIT_AREAS: tuple[str, ...] = ("physical", "social", "mental")
 MAX_QUANTITY = 10
+TEACHER_NAME_MAX = 120
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,9 @@ class Quote:
     problems: list[Problem] = field(default_factory=list)
     cycle: Cycle | None = None
     diablerie: Diablerie | None = None
+    # What the asker should know but that does not stop the request, e.g. that an ST will
+    # confirm the teacher they named (DIS-07).
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -78,6 +82,15 @@ class Quote:
         for problem in self.problems:
             by_field.setdefault(problem.field or "__all__", []).append(problem.message)
         return ValidationError(by_field)
+
+
+@dataclass(frozen=True)
+class _Asker:
+    """Who asks for a quote, as far as the teacher checks care: a storyteller, or a player who
+    did or did not name their teacher in words."""
+
+    staff: bool
+    named: bool
 
 
 # --- Helpers -----------------------------------------------------------------------------------
@@ -165,6 +178,8 @@ def purchase_quote(
     quantity: int = 1,
     moment: str = PurchaseMoment.DOWNTIME,
     teacher: Character | None = None,
+    teacher_name: str = "",
+    staff: bool = False,
     now: dt.datetime | None = None,
     cycle: Cycle | None = None,
     exclude: int | None = None,
@@ -172,7 +187,12 @@ def purchase_quote(
     """The cost from the rules and every problem, writing nothing (the live preview and the
     re-check at approval). At approval, `cycle` is the one the player asked in (it still
     counts if it closed meanwhile) and `exclude` the purchase itself, so it does not count
-    against itself (DIS-08)."""
+    against itself (DIS-08).
+
+    `staff` says who asks. Only storytellers link a teacher character and read why that
+    character cannot teach; for anyone else no message names a teacher or their levels, and a
+    teacher named in words (`teacher_name`) stands in for the missing one until an ST
+    confirms it at sign-off (DIS-07, SEW-01)."""
     now = now or timezone.now()
     chronicle = character.chronicle
     house = chronicle.house_rules
@@ -205,8 +225,14 @@ def purchase_quote(
             quote.add("moment", "No downtime is open right now to buy in (XP-01).")
 
     queued = _queued_diablerie(character)
+    named = teacher_name.strip()
+    if len(named) > TEACHER_NAME_MAX:
+        quote.add("teacher_name", f"Give the teacher's name in at most {TEACHER_NAME_MAX} letters.")
+    asker = _Asker(staff=staff, named=bool(named))
     if kind == PurchaseKind.DISCIPLINE:
-        _quote_discipline(quote, character, discipline, levels, moment, teacher, cycle, exclude)
+        _quote_discipline(
+            quote, character, discipline, levels, moment, teacher, asker, cycle, exclude
+        )
     elif kind == PurchaseKind.GENERATION:
         _quote_generation(quote, character, quantity, moment, queued, cycle, exclude)
     elif kind == PurchaseKind.TRAIT:
@@ -231,7 +257,7 @@ def purchase_quote(
             )
             quote.cost = Decimal(unit * quantity)
     elif kind == PurchaseKind.SEWER_LORE:
-        _quote_sewer_lore(quote, character, quantity, teacher, house.ability_cost)
+        _quote_sewer_lore(quote, character, quantity, teacher, asker, house.ability_cost)
     else:
         quote.add("kind", "Choose what to buy.")
         return quote
@@ -260,6 +286,7 @@ def _quote_discipline(
     levels: Sequence[str],
     moment: str,
     teacher: Character | None,
+    asker: _Asker,
     cycle: Cycle | None,
     exclude: int | None,
 ) -> None:
@@ -297,7 +324,7 @@ def _quote_discipline(
     for level in levels:
         problem = _teacher_problem(character, discipline, level, teacher)
         if problem:
-            quote.add("teacher", problem)
+            _teacher_refusal(quote, asker, teacher, problem, "DIS-07")
             break
     done = _levels_this_cycle(character, cycle, exclude=exclude) if cycle else 0
     try:
@@ -310,6 +337,23 @@ def _quote_discipline(
         )
     except ValueError as exc:
         quote.add("moment" if "downtime" in str(exc) else "levels", str(exc))
+
+
+def _teacher_refusal(
+    quote: Quote, asker: _Asker, teacher: Character | None, problem: str, rule: str
+) -> None:
+    """A teacher check failed with `problem`. Staff read it as is, and so does anyone when no
+    teacher was given (the sentence then names nobody). A player who named their teacher in
+    words is told an ST confirms it. A player never reads why a given character cannot teach:
+    that would tell them about someone they may not know."""
+    if asker.staff:
+        quote.add("teacher", problem)
+    elif teacher is None and asker.named:
+        quote.notes.append(f"A storyteller will confirm your teacher at sign-off ({rule}).")
+    elif teacher is None:
+        quote.add("teacher", problem)
+    else:
+        quote.add("teacher", f"The teacher given cannot teach this ({rule}).")
 
 
 def _teacher_problem(
@@ -421,7 +465,12 @@ def _quote_generation(
 
 
 def _quote_sewer_lore(
-    quote: Quote, character: Character, quantity: int, teacher: Character | None, unit: int
+    quote: Quote,
+    character: Character,
+    quantity: int,
+    teacher: Character | None,
+    asker: _Asker,
+    unit: int,
 ) -> None:
     """SEW-01: at ability cost per level; at most 8; a non-Nosferatu is taught each level by a
     Nosferatu who has that level or higher."""
@@ -429,20 +478,22 @@ def _quote_sewer_lore(
     if new_lore > rules.MAX_SEWER_LORE:
         quote.add("quantity", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE} at most (SEW-01).")
     if _clan(character) != "nosferatu":
+        problem = None
         if teacher is None:
-            quote.add("teacher", "Sewer Lore must be taught by a Nosferatu (SEW-01).")
+            problem = "Sewer Lore must be taught by a Nosferatu (SEW-01)."
         elif (
             _clan(teacher) != "nosferatu"
             or teacher.chronicle_id != character.chronicle_id
             or teacher.status != Status.ACTIVE
         ):
-            quote.add("teacher", f"{teacher.name} is not an active Nosferatu here (SEW-01).")
+            problem = f"{teacher.name} is not an active Nosferatu here (SEW-01)."
         elif teacher.sewer_lore < new_lore:
-            quote.add(
-                "teacher",
+            problem = (
                 f"{teacher.name} has Sewer Lore {teacher.sewer_lore} and can teach up to that "
-                f"level only; you would reach {new_lore} (SEW-01).",
+                f"level only; you would reach {new_lore} (SEW-01)."
             )
+        if problem:
+            _teacher_refusal(quote, asker, teacher, problem, "SEW-01")
     quote.cost = Decimal(unit * quantity)
 
 
@@ -459,6 +510,7 @@ def _same_request(
     quantity: int,
     moment: str,
     teacher: Character | None,
+    teacher_name: str,
 ) -> XpPurchase | None:
     return (
         XpPurchase.objects.filter(
@@ -471,6 +523,7 @@ def _same_request(
             quantity=quantity,
             moment=moment,
             teacher=teacher,
+            teacher_name=teacher_name,
         )
         .order_by("pk")
         .first()
@@ -489,20 +542,24 @@ def purchase_request(
     quantity: int = 1,
     moment: str = PurchaseMoment.DOWNTIME,
     teacher: Character | None = None,
+    teacher_name: str = "",
     note: str = "",
     now: dt.datetime | None = None,
 ) -> XpPurchase:
     """XP-01: the player asks; the purchase waits for an ST's sign-off. Refused with every
     problem at once (each citing its rule). Asking twice for the same thing (a double click)
-    returns the pending request instead of a second one."""
+    returns the pending request instead of a second one. A player who needs a teacher names
+    them in `teacher_name`; an ST links the character at sign-off (DIS-07, SEW-01)."""
     now = now or timezone.now()
-    if character.player_id != by.pk and not _is_staff(by, character.chronicle):
+    staff = _is_staff(by, character.chronicle)
+    if character.player_id != by.pk and not staff:
         raise PermissionDenied("You may ask for purchases only for your own character.")
     target = target.strip().lower() if kind == PurchaseKind.ABILITY else target.strip()
     levels = list(levels) if kind == PurchaseKind.DISCIPLINE else []
     discipline = discipline if kind == PurchaseKind.DISCIPLINE else ""
+    teacher_name = teacher_name.strip()
     if kind not in (PurchaseKind.DISCIPLINE, PurchaseKind.SEWER_LORE):
-        teacher = None
+        teacher, teacher_name = None, ""
     # The character's row serialises this player's requests: two clicks cannot both pass the
     # duplicate and DIS-08 checks.
     character = Character.objects.select_for_update().get(pk=character.pk)
@@ -515,6 +572,7 @@ def purchase_request(
         quantity=quantity,
         moment=moment,
         teacher=teacher,
+        teacher_name=teacher_name,
     )
     if existing is not None:
         return existing
@@ -527,6 +585,8 @@ def purchase_request(
         quantity=quantity,
         moment=moment,
         teacher=teacher,
+        teacher_name=teacher_name,
+        staff=staff,
         now=now,
     )
     if not quote.ok:
@@ -539,6 +599,7 @@ def purchase_request(
         target=target,
         quantity=quantity,
         teacher=teacher,
+        teacher_name=teacher_name,
         diablerie=quote.diablerie,
         moment=moment,
         cycle=quote.cycle,
@@ -588,11 +649,18 @@ def _already_decided(purchase: XpPurchase) -> ValidationError:
 
 @transaction.atomic
 def purchase_approve(
-    *, purchase: XpPurchase, by: User, now: dt.datetime | None = None
+    *,
+    purchase: XpPurchase,
+    by: User,
+    teacher: Character | None = None,
+    now: dt.datetime | None = None,
 ) -> XpPurchase:
     """XP-01: an ST signs off. Every check runs again under the locks, then one ledger entry
     (key `purchase:<id>`) is written and the effect applied. The same ST's second click gets the
-    approved purchase back; anyone else is told who approved it and when."""
+    approved purchase back; anyone else is told who approved it and when.
+
+    `teacher` is the character the ST links as the teacher (DIS-07, SEW-01), typically the one
+    the player named in words; without it the purchase's own teacher, if any, is checked."""
     now = now or timezone.now()
     purchase = _locked_purchase(purchase)
     character = purchase.character
@@ -604,6 +672,11 @@ def purchase_approve(
     character = (
         Character.objects.select_for_update().select_related("chronicle").get(pk=character.pk)
     )
+    if teacher is None:
+        teacher = purchase.teacher
+    elif teacher.chronicle_id != character.chronicle_id:
+        # The view resolves the teacher within the chronicle; this guards direct callers.
+        raise ValidationError({"teacher": "The teacher must be of this chronicle (DIS-07)."})
     quote = purchase_quote(
         character=character,
         kind=purchase.kind,
@@ -612,13 +685,17 @@ def purchase_approve(
         target=purchase.target,
         quantity=purchase.quantity,
         moment=purchase.moment,
-        teacher=purchase.teacher,
+        teacher=teacher,
+        staff=True,
         now=now,
         cycle=purchase.cycle,
         exclude=purchase.pk,
     )
     if not quote.ok:
         raise quote.error()
+    if purchase.kind not in (PurchaseKind.DISCIPLINE, PurchaseKind.SEWER_LORE):
+        teacher = None
+    purchase.teacher = teacher
     entry = None
     if quote.cost > 0:
         assert character.player_id is not None
@@ -640,7 +717,9 @@ def purchase_approve(
     purchase.decided_by = by
     purchase.decided_at = now
     purchase.ledger_entry = entry
-    purchase.save(update_fields=["status", "cost", "decided_by", "decided_at", "ledger_entry"])
+    purchase.save(
+        update_fields=["status", "cost", "teacher", "decided_by", "decided_at", "ledger_entry"]
+    )
     notify(
         character=character,
         key=f"purchase:{purchase.pk}:approved",

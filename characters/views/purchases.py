@@ -15,7 +15,7 @@ from chronicle import access as chronicle_access
 from chronicle.views import _page
 
 from .. import access, selectors
-from ..forms.purchases import FIELD_FOR, DecisionForm, PurchaseForm
+from ..forms.purchases import DecisionForm, PurchaseForm, field_for
 from ..models import PurchaseStatus
 from ..services import purchases as services
 
@@ -26,8 +26,7 @@ def _show_errors(form: Form, exc: ValidationError) -> None:
         form.add_error(None, exc.messages)
         return
     for name, errors in exc.message_dict.items():
-        name = FIELD_FOR.get(name, name)
-        form.add_error(name if name in form.fields else None, errors)
+        form.add_error(field_for(form, name), errors)
 
 
 @login_required
@@ -35,8 +34,7 @@ def _show_errors(form: Form, exc: ValidationError) -> None:
 def purchase_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     character = access.character_for_owner(membership, pk)
-    staff = chronicle_access.is_staff(membership)
-    form = PurchaseForm(request.POST or None, character=character, staff=staff)
+    form = PurchaseForm(request.POST or None, character=character, membership=membership)
     quote = None
     if request.method == "POST" and form.is_valid():
         try:
@@ -56,7 +54,9 @@ def purchase_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             )
             return redirect("character_sheet", slug=slug, pk=character.pk)
     if form.is_bound and form.is_valid():
-        quote = services.purchase_quote(character=character, **form.service_kwargs())
+        quote = services.purchase_quote(
+            character=character, staff=form.staff, **form.service_kwargs()
+        )
     status = 400 if request.method == "POST" else 200
     return _page(
         request,
@@ -75,11 +75,12 @@ def purchase_preview(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """htmx: the cost and every rule problem as the player types; writes nothing."""
     membership = chronicle_access.membership_for(request.user, slug)
     character = access.character_for_owner(membership, pk)
-    staff = chronicle_access.is_staff(membership)
-    form = PurchaseForm(request.GET, character=character, staff=staff)
+    form = PurchaseForm(request.GET, character=character, membership=membership)
     quote = None
     if form.is_valid():
-        quote = services.purchase_quote(character=character, **form.service_kwargs())
+        quote = services.purchase_quote(
+            character=character, staff=form.staff, **form.service_kwargs()
+        )
     return _page(
         request,
         "characters/purchase_form.html#preview",
@@ -105,12 +106,14 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     purchase = access.purchase_for(membership, pk)
     chronicle_access.require_staff(membership)
-    form = DecisionForm(request.POST or None)
+    form = DecisionForm(request.POST or None, purchase=purchase, membership=membership)
     if request.method == "POST" and form.is_valid():
         by = chronicle_access.acting_user(request.user)
         try:
             if form.cleaned_data["decision"] == "approve":
-                services.purchase_approve(purchase=purchase, by=by)
+                services.purchase_approve(
+                    purchase=purchase, by=by, teacher=form.cleaned_data.get("teacher")
+                )
                 done = "approved"
             else:
                 services.purchase_reject(purchase=purchase, by=by, note=form.cleaned_data["note"])
@@ -131,6 +134,7 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             quantity=purchase.quantity,
             moment=purchase.moment,
             teacher=purchase.teacher,
+            staff=True,
             cycle=purchase.cycle,
             exclude=purchase.pk,
         )

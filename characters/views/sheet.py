@@ -19,7 +19,7 @@ def character_sheet(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     character = access.character_for(membership, pk)
     sheet = selectors.sheet_for(character=character, membership=membership)
-    form = PurchaseForm(character=character, staff=chronicle_access.is_staff(membership))
+    form = PurchaseForm(character=character, membership=membership)
     return _page(request, "characters/sheet.html", membership, sheet=sheet, form=form)
 
 

@@ -181,7 +181,9 @@ def test_buy_form_refusal_keeps_input_and_shows_rule_beside_field(
     )
     assert response.status_code == 400
     form = response.context["form"]
-    assert any("DIS-07" in error for error in form.errors["teacher"])
+    # A player has no teacher select (other characters are not theirs to know): the problem
+    # goes beside the field where they name their teacher.
+    assert any("DIS-07" in error for error in form.errors["teacher_name"])
     text = response.content.decode()
     assert "my careful note" in text and 'value="auspex" selected' in text
     assert XpPurchase.objects.count() == 0
@@ -229,8 +231,7 @@ def test_second_approval_from_the_page_says_who_approved(world: Any, pending: Xp
 
 
 # The queue: 1. session, 2. user, 3. membership, 4. the requested purchases with character,
-# player, teacher and cycle (and a count of queued diablerie steps), 5. the players' balances,
-# 6. the header's chronicle switcher.
+# player, teacher and cycle, 5. the players' balances, 6. the header's chronicle switcher.
 @pytest.mark.parametrize("size", [1, 30], ids=["1-purchase", "30-purchases"])
 def test_queue_query_count_does_not_grow(
     world: Any,

@@ -113,13 +113,27 @@ def test_teacher_with_the_discipline_only_out_of_clan_is_refused_dis07(
     world: Any, alice: Character, make_character: Callable[..., Character]
 ) -> None:
     brujah = make_character("Brawler", player=None, clan="brujah", disciplines={"auspex": "2b"})
+    # An ST asking on the player's behalf reads why this teacher cannot teach.
+    text = refused(
+        lambda: purchase_request(
+            character=alice,
+            by=world.users["storyteller"],
+            kind="discipline",
+            discipline="auspex",
+            levels=["1a"],
+            teacher=brujah,
+        ),
+        "DIS-07",
+    )
+    assert "out-of-clan" in text
+    # The player is told only that the teacher cannot teach: nothing about them.
     text = refused(
         lambda: request(
             world, alice, kind="discipline", discipline="auspex", levels=["1a"], teacher=brujah
         ),
         "DIS-07",
     )
-    assert "out-of-clan" in text
+    assert "Brawler" not in text and "out-of-clan" not in text and "2b" not in text
     nothing_written()
 
 

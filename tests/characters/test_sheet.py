@@ -68,7 +68,7 @@ def add_entries(world: Any, character: Character, count: int) -> None:
 
 
 def bonds_section(page: str) -> str:
-    """The sheet's bonds card (the buy form's teacher list names every active character)."""
+    """The sheet's bonds card (an ST's buy form lists every active character as a teacher)."""
     start = page.index("<h2>Blood bonds</h2>")
     return page[start : page.index("</section>", start)]
 
@@ -177,8 +177,9 @@ def test_print_page_has_the_sheet_and_print_css_without_nav(world: Any, alice: C
 # with player, then the sheet (selectors.sheet_for): 5. ledger, 6. discipline levels,
 # 7. diableries, 8. stored blood, 9. its donors, 10. bonds with regnants, 11. items, 12. pending
 # purchases, 13. titles, 14. rituals, 15. disadvantages, 16. sewer locations; then 17. the
-# teacher choices of the buy form and 18. the header's chronicle switcher.
-SHEET_QUERIES = 18
+# header's chronicle switcher. A player's buy form has no teacher select (DIS-07: they name
+# their teacher in words), so no query for teacher choices.
+SHEET_QUERIES = 17
 
 
 def grow(
@@ -238,7 +239,7 @@ def test_sheet_api_query_count_does_not_grow(
 ) -> None:
     grow(world, alice, make_character, size)
     client = world.client("player_alice")
-    # As the page (1-16), without the buy form's teacher choices and the switcher.
+    # As the page (1-16), without the switcher.
     with django_assert_num_queries(16):
         response = client.get(f"/api/chronicles/nightfall/sheets/{alice.pk}/")
     assert response.status_code == 200
