@@ -447,6 +447,32 @@ def _herd_mode(mode: str) -> str:
     return mode
 
 
+UNIT_KINDS: tuple[str, ...] = ("trait", "ability", "willpower", "sewer_lore")
+
+
+def unit_cost(
+    kind: str,
+    quantity: int = 1,
+    *,
+    trait_cost: int = 1,
+    ability_cost: int = 1,
+    willpower_cost: int = 3,
+) -> int:
+    """CRE-06: freebies or XP for `quantity` traits, abilities, willpower or Sewer Lore levels.
+    INTERPRETATION (settings): trait 1, ability 1, willpower 3; Sewer Lore is priced as an
+    ability, since the source lists it under ABILITIES (SEW-01) and gives no price."""
+    if kind not in UNIT_KINDS:
+        raise ValueError(f"Unknown kind {kind!r}; use one of {', '.join(UNIT_KINDS)}.")
+    _int("quantity", quantity)
+    per_unit = {
+        "trait": trait_cost,
+        "ability": ability_cost,
+        "willpower": willpower_cost,
+        "sewer_lore": ability_cost,
+    }[kind]
+    return _int(f"{kind} cost", per_unit) * quantity
+
+
 def influence_point_cost(
     influence: str, *, clan: str | None, ventrue_herd_mode: str = "double_cost"
 ) -> int:

@@ -256,6 +256,10 @@ def _check_shape(draft: Draft) -> None:
         raise ValidationError(errors)
 
 
+def _units(kind: str, quantity: int, house_rules: HouseRules) -> int:
+    return rules.unit_cost(kind, quantity, **settings_for(rules.unit_cost, house_rules))
+
+
 def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     """CRE-01: the freebies a draft spends, the package's freebies, and every rule problem.
 
@@ -355,16 +359,19 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     # Freebies: traits, abilities, willpower (CRE-06).
     extra_traits = draft.extra_physical + draft.extra_social + draft.extra_mental
     if extra_traits:
-        lines.append((f"{extra_traits} extra trait(s)", extra_traits * hr.trait_cost))
+        lines.append((f"{extra_traits} extra trait(s)", _units("trait", extra_traits, hr)))
     extra_abilities = sum(draft.extra_abilities.values())
     if extra_abilities:
-        cost = extra_abilities * hr.ability_cost
+        cost = _units("ability", extra_abilities, hr)
         lines.append((f"{extra_abilities} extra ability point(s)", cost))
     if any(not name.strip() for name in draft.extra_abilities):
         problem("abilities", "Every ability bought with freebies needs a name.", "CRE-06")
     if draft.extra_willpower:
         lines.append(
-            (f"{draft.extra_willpower} extra willpower", draft.extra_willpower * hr.willpower_cost)
+            (
+                f"{draft.extra_willpower} extra willpower",
+                _units("willpower", draft.extra_willpower, hr),
+            )
         )
 
     # INF-01 / CLN-03: influence points, Ventrue Herd at its own price.
@@ -475,7 +482,9 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
             bonus = 1 if draft.clan_bonus == "sewer_lore" else 0
             if draft.sewer_lore + bonus > rules.MAX_SEWER_LORE:
                 problem("sewer_lore", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE}.", "SEW-01")
-            lines.append((f"{draft.sewer_lore} Sewer Lore", draft.sewer_lore * hr.ability_cost))
+            lines.append(
+                (f"{draft.sewer_lore} Sewer Lore", _units("sewer_lore", draft.sewer_lore, hr))
+            )
 
     cost = sum(amount for _, amount in lines)
     if cost > package.freebies:

@@ -240,14 +240,20 @@ def purchase_quote(
             quote.add("target", "Name the trait area: physical, social or mental.")
         else:
             _check_generation_maximum(quote, character, target, quantity)
-        quote.cost = Decimal(house.trait_cost * quantity)
+        quote.cost = Decimal(
+            rules.unit_cost("trait", quantity, **settings_for(rules.unit_cost, house))
+        )
     elif kind == PurchaseKind.ABILITY:
         if not target.strip():
             quote.add("target", "Name the ability to raise, e.g. investigation.")
-        quote.cost = Decimal(house.ability_cost * quantity)
+        quote.cost = Decimal(
+            rules.unit_cost("ability", quantity, **settings_for(rules.unit_cost, house))
+        )
     elif kind == PurchaseKind.WILLPOWER:
         _check_generation_maximum(quote, character, "willpower", quantity)
-        quote.cost = Decimal(house.willpower_cost * quantity)
+        quote.cost = Decimal(
+            rules.unit_cost("willpower", quantity, **settings_for(rules.unit_cost, house))
+        )
     elif kind == PurchaseKind.INFLUENCE:
         if target not in rules.INFLUENCE_TYPES:
             quote.add("target", f"Name the influence: {', '.join(rules.INFLUENCE_TYPES)} (INF-01).")
@@ -257,7 +263,14 @@ def purchase_quote(
             )
             quote.cost = Decimal(unit * quantity)
     elif kind == PurchaseKind.SEWER_LORE:
-        _quote_sewer_lore(quote, character, quantity, teacher, asker, house.ability_cost)
+        _quote_sewer_lore(
+            quote,
+            character,
+            quantity,
+            teacher,
+            asker,
+            rules.unit_cost("sewer_lore", 1, **settings_for(rules.unit_cost, house)),
+        )
     else:
         quote.add("kind", "Choose what to buy.")
         return quote

@@ -1873,3 +1873,24 @@ def test_torpor_hold(hold: dict[str, Any], problem: str | None) -> None:
     else:
         with pytest.raises(ValueError, match=problem):
             check_torpor_hold(**hold)
+
+
+@pytest.mark.parametrize(
+    ("kind", "quantity", "settings", "expected"),
+    [
+        pytest.param("trait", 3, {}, 3, id="CRE-06-trait-1-each"),
+        pytest.param("ability", 2, {}, 2, id="CRE-06-ability-1-each"),
+        pytest.param("willpower", 1, {}, 3, id="CRE-06-willpower-3"),
+        pytest.param("willpower", 2, {"willpower_cost": 4}, 8, id="CRE-06-willpower-setting"),
+        pytest.param("sewer_lore", 2, {"ability_cost": 2}, 4, id="SEW-01-lore-priced-as-ability"),
+        pytest.param("trait", 0, {}, 0, id="CRE-06-none"),
+    ],
+)
+def test_unit_cost(kind: str, quantity: int, settings: dict[str, int], expected: int) -> None:
+    assert rules.unit_cost(kind, quantity, **settings) == expected
+
+
+@pytest.mark.parametrize("kind", ["discipline", "Trait", ""])
+def test_unit_cost_refuses_unknown_kinds(kind: str) -> None:
+    with pytest.raises(ValueError, match="Unknown kind"):
+        rules.unit_cost(kind, 1)
