@@ -543,6 +543,27 @@ def _same_request(
     )
 
 
+def purchase_requote(
+    *, purchase: XpPurchase, teacher: Character | None, now: dt.datetime | None = None
+) -> Quote:
+    """The full check of a stored request, as an ST signs it off (XP-01): every rule again, in
+    the cycle it was asked in, without the request counting against itself (DIS-08)."""
+    return purchase_quote(
+        character=purchase.character,
+        kind=purchase.kind,
+        discipline=purchase.discipline,
+        levels=purchase.levels,
+        target=purchase.target,
+        quantity=purchase.quantity,
+        moment=purchase.moment,
+        teacher=teacher,
+        staff=True,
+        now=now,
+        cycle=purchase.cycle,
+        exclude=purchase.pk,
+    )
+
+
 @transaction.atomic
 def purchase_request(
     *,
@@ -690,20 +711,8 @@ def purchase_approve(
     elif teacher.chronicle_id != character.chronicle_id:
         # The view resolves the teacher within the chronicle; this guards direct callers.
         raise ValidationError({"teacher": "The teacher must be of this chronicle (DIS-07)."})
-    quote = purchase_quote(
-        character=character,
-        kind=purchase.kind,
-        discipline=purchase.discipline,
-        levels=purchase.levels,
-        target=purchase.target,
-        quantity=purchase.quantity,
-        moment=purchase.moment,
-        teacher=teacher,
-        staff=True,
-        now=now,
-        cycle=purchase.cycle,
-        exclude=purchase.pk,
-    )
+    purchase.character = character  # check against the row just locked, not a stale copy
+    quote = purchase_requote(purchase=purchase, teacher=teacher, now=now)
     if not quote.ok:
         raise quote.error()
     if purchase.kind not in (PurchaseKind.DISCIPLINE, PurchaseKind.SEWER_LORE):

@@ -125,19 +125,7 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             return redirect("purchase_queue", slug=slug)
     quote = None
     if purchase.status == PurchaseStatus.REQUESTED:
-        quote = services.purchase_quote(
-            character=purchase.character,
-            kind=purchase.kind,
-            discipline=purchase.discipline,
-            levels=purchase.levels,
-            target=purchase.target,
-            quantity=purchase.quantity,
-            moment=purchase.moment,
-            teacher=purchase.teacher,
-            staff=True,
-            cycle=purchase.cycle,
-            exclude=purchase.pk,
-        )
+        quote = services.purchase_requote(purchase=purchase, teacher=purchase.teacher)
     return _page(
         request,
         "characters/purchase_decide.html",
