@@ -791,3 +791,54 @@ class RespendGrant(models.Model):
 
     def __str__(self) -> str:
         return f"respend {self.subject}"
+
+
+# --- Influence spending (INF-03) ---------------------------------------------------------------
+
+
+class SpendMoment(models.TextChoices):
+    GAME = "game", "At the game"
+    DOWNTIME = "downtime", "In downtime"
+
+
+@pgtrigger.register(
+    pgtrigger.Protect(
+        name="influence_spend_append_only", operation=pgtrigger.Update | pgtrigger.Delete
+    )
+)
+class InfluenceSpend(models.Model):
+    """INF-03: one spend of one influence type by a character in a cycle (the cycle after the
+    game it was spent at, or the downtime it was spent in). Append-only like the XP ledger: a
+    refund is a negative entry that `reverses` the spend. `key` makes a spend idempotent (a
+    second click, a re-run). What a character has left of a type in a cycle is its rating
+    minus the sum of its entries for that cycle and type."""
+
+    character = models.ForeignKey(
+        Character, on_delete=models.PROTECT, related_name="influence_spends"
+    )
+    cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="influence_spends")
+    influence = models.CharField(max_length=16, choices=INFLUENCE_CHOICES)
+    points = models.SmallIntegerField()
+    moment = models.CharField(
+        max_length=8, choices=SpendMoment.choices, default=SpendMoment.DOWNTIME
+    )
+    reason = models.CharField(max_length=300)
+    key = models.CharField(max_length=120)
+    reverses = models.OneToOneField(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="reversed_by"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["character", "cycle", "influence"])]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "key"], name="influence_spend_key"),
+            models.CheckConstraint(condition=~Q(points=0), name="influence_spend_not_zero"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.points:+} {self.influence} {self.reason}"

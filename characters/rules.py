@@ -487,6 +487,30 @@ def influence_point_cost(
     return 1
 
 
+def influence_available(*, rating: int, spent: int, borrowed: int = 0, lent: int = 0) -> int:
+    """INF-03: points of one influence type a character may still spend this cycle: its
+    permanent rating, plus what it borrowed for the cycle, minus what it lent and what it has
+    already spent this cycle, at the game or in downtime. INTERPRETATION (setting
+    `influence_lapses_each_cycle`): unspent points lapse, so nothing carries over."""
+    left = _int("rating", rating) + _int("borrowed", borrowed) - _int("lent", lent)
+    return max(0, left - _int("spent", spent))
+
+
+def check_influence_spend(
+    influence: str, points: int, *, rating: int, spent: int, borrowed: int = 0, lent: int = 0
+) -> None:
+    """INF-03: refuse spending more of one type in a cycle than the character has left."""
+    _influence_type(influence)
+    if isinstance(points, bool) or not isinstance(points, int) or points < 1:
+        raise ValueError("Spend at least 1 point of influence (INF-03).")
+    left = influence_available(rating=rating, spent=spent, borrowed=borrowed, lent=lent)
+    if points > left:
+        raise ValueError(
+            f"Only {left} point{'s' if left != 1 else ''} of {influence.title()} "
+            f"{'is' if left == 1 else 'are'} left to spend this cycle, not {points} (INF-03)."
+        )
+
+
 def herd_blood_yield(
     herd: int, *, clan: str | None, herd_yield: int = 3, ventrue_herd_mode: str = "double_cost"
 ) -> int:

@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 
 from characters import api as characters_api
 from chronicle import api, views
+from havens import api as havens_api
 
 router = SimpleRouter()
 router.register("chronicles", api.ChronicleViewSet, basename="api-chronicle")
@@ -16,6 +17,7 @@ router.register(
 router.register(r"chronicles/(?P<slug>[-\w]+)/games", api.GameViewSet, basename="api-game")
 router.register(r"chronicles/(?P<slug>[-\w]+)/cycles", api.CycleViewSet, basename="api-cycle")
 characters_api.register(router)
+havens_api.register(router)
 
 chronicle_pages = [
     path("", views.dashboard, name="dashboard"),
@@ -36,6 +38,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("c/<slug:slug>/", include(chronicle_pages)),
     path("c/<slug:slug>/", include("characters.urls")),
+    path("c/<slug:slug>/", include("havens.urls")),
     path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -1894,3 +1894,38 @@ def test_unit_cost(kind: str, quantity: int, settings: dict[str, int], expected:
 def test_unit_cost_refuses_unknown_kinds(kind: str) -> None:
     with pytest.raises(ValueError, match="Unknown kind"):
         rules.unit_cost(kind, 1)
+
+
+# --- INF-03: influence spending per cycle ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "left"),
+    [
+        pytest.param(dict(rating=3, spent=0), 3, id="INF-03-nothing-spent-full-rating"),
+        pytest.param(dict(rating=3, spent=2), 1, id="INF-03-spent-at-game-counts"),
+        pytest.param(dict(rating=3, spent=3), 0, id="INF-03-all-spent"),
+        pytest.param(dict(rating=2, spent=0, borrowed=3), 5, id="INF-03-borrowed-adds"),
+        pytest.param(dict(rating=4, spent=1, lent=2), 1, id="INF-03-lent-away-subtracts"),
+        pytest.param(dict(rating=1, spent=0, lent=3), 0, id="INF-03-never-negative"),
+    ],
+)
+def test_influence_available(kwargs: dict[str, int], left: int) -> None:
+    assert rules.influence_available(**kwargs) == left
+
+
+@pytest.mark.parametrize(
+    ("points", "rating", "spent", "message"),
+    [
+        pytest.param(4, 3, 0, "Only 3 points of Business are left", id="INF-03-more-than-rating"),
+        pytest.param(2, 3, 2, "Only 1 point of Business is left", id="INF-03-after-game-spend"),
+        pytest.param(0, 3, 0, "at least 1 point", id="INF-03-zero-points"),
+    ],
+)
+def test_check_influence_spend_refuses(points: int, rating: int, spent: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        rules.check_influence_spend("business", points, rating=rating, spent=spent)
+
+
+def test_check_influence_spend_allows_exactly_what_is_left() -> None:
+    rules.check_influence_spend("herd", 3, rating=2, spent=1, borrowed=2)

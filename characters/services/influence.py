@@ -1,0 +1,124 @@
+"""Influence spending (INF-03): per character, cycle and type, an append-only ledger.
+
+Havens (construction, searches, attacks) and downtimes (influence use) spend through
+`influence_spend`, which locks the character row before reading what is left, so two spends
+racing on the same points never both pass. Borrowing (issue 5) will add to `borrowed`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from chronicle.models import Cycle, CycleStatus
+
+from .. import rules
+from ..models import Character, InfluenceSpend, SpendMoment
+from .common import refusal
+
+
+def influence_spent(*, character: Character | int, cycle: Cycle | int) -> dict[str, int]:
+    """Points of each type the character has spent in the cycle (refunds subtracted)."""
+    rows = (
+        InfluenceSpend.objects.filter(character=character, cycle=cycle)
+        .values("influence")
+        .annotate(total=Sum("points"))
+    )
+    spent = dict.fromkeys(rules.INFLUENCE_TYPES, 0)
+    spent.update({row["influence"]: int(row["total"]) for row in rows})
+    return spent
+
+
+def influence_left(*, character: Character, cycle: Cycle | int) -> dict[str, int]:
+    """INF-03: what the character may still spend of each type this cycle."""
+    spent = influence_spent(character=character, cycle=cycle)
+    return {
+        name: rules.influence_available(rating=rating, spent=spent[name])
+        for name, rating in character.influences.items()
+    }
+
+
+def _lock_character(character: Character) -> Character:
+    return Character.objects.select_for_update().get(pk=character.pk)
+
+
+@transaction.atomic
+def influence_spend(
+    *,
+    character: Character,
+    cycle: Cycle,
+    influence: str,
+    points: int,
+    reason: str,
+    key: str,
+    actor: User | None = None,
+    moment: str = SpendMoment.DOWNTIME,
+    field: str | None = "points",
+    now: dt.datetime | None = None,
+) -> tuple[InfluenceSpend, bool]:
+    """Spend `points` of `influence` in `cycle`, once per `key`; returns (spend, created).
+
+    Refused (INF-03) beyond the character's rating for the cycle, counting what it already
+    spent at the game; refused once the cycle is no longer open. The refusal names `field`.
+    """
+    if influence not in rules.INFLUENCE_TYPES:
+        raise ValidationError({"influence": f"Choose one of {', '.join(rules.INFLUENCE_TYPES)}."})
+    locked = _lock_character(character)
+    existing = InfluenceSpend.objects.filter(character=locked, key=key).first()
+    if existing is not None:
+        return existing, False
+    if cycle.status != CycleStatus.OPEN:
+        raise ValidationError(
+            "This cycle's downtime is closed; influence can no longer be spent in it (DT-01)."
+        )
+    spent = influence_spent(character=locked, cycle=cycle)[influence]
+    try:
+        rules.check_influence_spend(
+            influence, points, rating=locked.influences[influence], spent=spent
+        )
+    except ValueError as exc:
+        raise refusal(exc, field) from None
+    reason = reason.strip() or "Influence spent"
+    spend = InfluenceSpend.objects.create(
+        character=locked,
+        cycle=cycle,
+        influence=influence,
+        points=points,
+        moment=moment,
+        reason=reason[:300],
+        key=key,
+        actor=actor,
+        created_at=now or timezone.now(),
+    )
+    return spend, True
+
+
+@transaction.atomic
+def influence_refund(
+    *, spend: InfluenceSpend, reason: str, actor: User | None = None, now: dt.datetime | None = None
+) -> InfluenceSpend:
+    """Give back a spend (a withdrawn search, a cancelled contribution) as a reversing entry;
+    refunding twice returns the first refund."""
+    _lock_character(spend.character)
+    existing = InfluenceSpend.objects.filter(reverses=spend).first()
+    if existing is not None:
+        return existing
+    if spend.reverses_id is not None or spend.points < 0:
+        raise ValidationError("A refund cannot itself be refunded.")
+    return InfluenceSpend.objects.create(
+        character_id=spend.character_id,
+        cycle_id=spend.cycle_id,
+        influence=spend.influence,
+        points=-spend.points,
+        moment=spend.moment,
+        reason=f"Refund: {reason.strip() or spend.reason}"[:300],
+        key=f"refund:{spend.pk}",
+        reverses=spend,
+        actor=actor,
+        created_at=now or timezone.now(),
+    )
