@@ -340,7 +340,13 @@ class Search(models.Model):
     the `party_code` its first searcher shares with them in play."""
 
     cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="haven_searches")
-    target = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="+")
+    # A player names the target in words: other characters are not theirs to look up, so the
+    # answer must be the same whether the name matches anyone. The service links `target` to
+    # the one active character of that exact name, or an ST links it on the desk.
+    target_name = models.CharField(max_length=120)
+    target = models.ForeignKey(
+        Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
     moment = models.CharField(
         max_length=8, choices=SearchMoment.choices, default=SearchMoment.DOWNTIME
     )
@@ -358,7 +364,7 @@ class Search(models.Model):
         ordering = ["created_at", "pk"]
 
     def __str__(self) -> str:
-        return f"Search for {self.target}'s havens"
+        return f"Search for {self.target_name}'s havens"
 
 
 class Searcher(models.Model):
