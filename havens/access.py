@@ -126,3 +126,18 @@ def hidden_objects_visible_to(membership: Membership) -> QuerySet[HiddenObject]:
     """HID-01: the registry is the influence desk's: staff only."""
     require_staff(membership)
     return HiddenObject.objects.filter(chronicle=membership.chronicle)
+
+
+# --- ownership ---------------------------------------------------------------------------------
+
+
+def acting_characters(membership: Membership) -> QuerySet[Character]:
+    """The characters a member may act for on havens: a player their own approved ones that
+    are not dead or retired (those in torpor still own havens); storytellers any such
+    character of the chronicle."""
+    characters = Character.objects.filter(chronicle=membership.chronicle).exclude(
+        status__in=["dead", "retired"]
+    )
+    if is_staff(membership):
+        return characters
+    return characters.filter(player_id=membership.user_id, approval="approved")

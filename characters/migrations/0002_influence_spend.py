@@ -8,37 +8,115 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('characters', '0001_initial'),
-        ('chronicle', '0001_initial'),
+        ("characters", "0001_initial"),
+        ("chronicle", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='InfluenceSpend',
+            name="InfluenceSpend",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('influence', models.CharField(choices=[('business', 'Business'), ('government', 'Government'), ('herd', 'Herd'), ('occult', 'Occult'), ('underworld', 'Underworld')], max_length=16)),
-                ('points', models.SmallIntegerField()),
-                ('moment', models.CharField(choices=[('game', 'At the game'), ('downtime', 'In downtime')], default='downtime', max_length=8)),
-                ('reason', models.CharField(max_length=300)),
-                ('key', models.CharField(max_length=120)),
-                ('created_at', models.DateTimeField()),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='influence_spends', to='characters.character')),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='influence_spends', to='chronicle.cycle')),
-                ('reverses', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='reversed_by', to='characters.influencespend')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "influence",
+                    models.CharField(
+                        choices=[
+                            ("business", "Business"),
+                            ("government", "Government"),
+                            ("herd", "Herd"),
+                            ("occult", "Occult"),
+                            ("underworld", "Underworld"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("points", models.SmallIntegerField()),
+                (
+                    "moment",
+                    models.CharField(
+                        choices=[("game", "At the game"), ("downtime", "In downtime")],
+                        default="downtime",
+                        max_length=8,
+                    ),
+                ),
+                ("reason", models.CharField(max_length=300)),
+                ("key", models.CharField(max_length=120)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="influence_spends",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="influence_spends",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "reverses",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reversed_by",
+                        to="characters.influencespend",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
-                'indexes': [models.Index(fields=['character', 'cycle', 'influence'], name='characters__charact_d4ca49_idx')],
-                'constraints': [models.UniqueConstraint(fields=('character', 'key'), name='influence_spend_key'), models.CheckConstraint(condition=models.Q(('points', 0), _negated=True), name='influence_spend_not_zero')],
+                "ordering": ["created_at", "pk"],
+                "indexes": [
+                    models.Index(
+                        fields=["character", "cycle", "influence"],
+                        name="characters__charact_d4ca49_idx",
+                    )
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("character", "key"), name="influence_spend_key"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("points", 0), _negated=True),
+                        name="influence_spend_not_zero",
+                    ),
+                ],
             },
         ),
         pgtrigger.migrations.AddTrigger(
-            model_name='influencespend',
-            trigger=pgtrigger.compiler.Trigger(name='influence_spend_append_only', sql=pgtrigger.compiler.UpsertTriggerSql(func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME;", hash='e98166ea9534c2dfc33a6b6990b3861477b683a6', operation='UPDATE OR DELETE', pgid='pgtrigger_influence_spend_append_only_5ff77', table='characters_influencespend', when='BEFORE')),
+            model_name="influencespend",
+            trigger=pgtrigger.compiler.Trigger(
+                name="influence_spend_append_only",
+                sql=pgtrigger.compiler.UpsertTriggerSql(
+                    func="RAISE EXCEPTION 'pgtrigger: Cannot update or delete rows from % table', TG_TABLE_NAME;",
+                    hash="e98166ea9534c2dfc33a6b6990b3861477b683a6",
+                    operation="UPDATE OR DELETE",
+                    pgid="pgtrigger_influence_spend_append_only_5ff77",
+                    table="characters_influencespend",
+                    when="BEFORE",
+                ),
+            ),
         ),
     ]

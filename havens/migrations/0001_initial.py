@@ -6,364 +6,1227 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('characters', '0002_influence_spend'),
-        ('chronicle', '0001_initial'),
+        ("characters", "0002_influence_spend"),
+        ("chronicle", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Attribute',
+            name="Attribute",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('alarm', 'Alarm'), ('exit', 'Exit'), ('camera', 'Camera'), ('recorder', 'Recorder'), ('hiding', 'Hiding'), ('influence_resistance', 'Influence resistance'), ('two_way_lock', 'Two way lock'), ('one_way_lock', 'One way lock'), ('timelock', 'Timelock'), ('mobility', 'Mobility'), ('monitor', 'Monitor'), ('reinforcement', 'Reinforcement'), ('seals', 'Seals')], max_length=24)),
-                ('quantity', models.PositiveIntegerField(default=1)),
-                ('cost', models.PositiveIntegerField()),
-                ('state', models.CharField(choices=[('active', 'Working'), ('destroyed', 'Destroyed (needs repair)'), ('bypassed', 'Bypassed'), ('breached', 'Breached (needs repair)'), ('inoperative', 'Inoperative after a theft (HAV-07)')], default='active', max_length=12)),
-                ('trigger', models.CharField(blank=True, choices=[('attack', 'Physical attack'), ('penetration', 'Physical penetration'), ('failed_lock', 'Failed opening of the two-way locks')], max_length=12)),
-                ('effect', models.CharField(blank=True, choices=[('audible', 'Audible'), ('silent', 'Silent'), ('wake', 'Wake a Possessor or Projector'), ('page', 'Page characters')], max_length=8)),
-                ('note', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField()),
-                ('built_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("alarm", "Alarm"),
+                            ("exit", "Exit"),
+                            ("camera", "Camera"),
+                            ("recorder", "Recorder"),
+                            ("hiding", "Hiding"),
+                            ("influence_resistance", "Influence resistance"),
+                            ("two_way_lock", "Two way lock"),
+                            ("one_way_lock", "One way lock"),
+                            ("timelock", "Timelock"),
+                            ("mobility", "Mobility"),
+                            ("monitor", "Monitor"),
+                            ("reinforcement", "Reinforcement"),
+                            ("seals", "Seals"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("quantity", models.PositiveIntegerField(default=1)),
+                ("cost", models.PositiveIntegerField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("active", "Working"),
+                            ("destroyed", "Destroyed (needs repair)"),
+                            ("bypassed", "Bypassed"),
+                            ("breached", "Breached (needs repair)"),
+                            ("inoperative", "Inoperative after a theft (HAV-07)"),
+                        ],
+                        default="active",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "trigger",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("attack", "Physical attack"),
+                            ("penetration", "Physical penetration"),
+                            ("failed_lock", "Failed opening of the two-way locks"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "effect",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("audible", "Audible"),
+                            ("silent", "Silent"),
+                            ("wake", "Wake a Possessor or Projector"),
+                            ("page", "Page characters"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("note", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "built_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['kind', 'pk'],
+                "ordering": ["kind", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='HiddenObjectSearch',
+            name="HiddenObjectSearch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveSmallIntegerField()),
-                ('bid', models.PositiveIntegerField()),
-                ('results', models.JSONField(default=list)),
-                ('recorded_at', models.DateTimeField()),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('chronicle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.chronicle')),
-                ('game', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.game')),
-                ('recorded_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('searcher', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveSmallIntegerField()),
+                ("bid", models.PositiveIntegerField()),
+                ("results", models.JSONField(default=list)),
+                ("recorded_at", models.DateTimeField()),
+                ("key", models.CharField(max_length=64, unique=True)),
+                (
+                    "chronicle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.chronicle",
+                    ),
+                ),
+                (
+                    "game",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.game",
+                    ),
+                ),
+                (
+                    "recorded_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "searcher",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-recorded_at', '-pk'],
+                "ordering": ["-recorded_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Project',
+            name="Project",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('attribute', 'Add an attribute'), ('repair', 'Repair')], max_length=10)),
-                ('attribute_kind', models.CharField(blank=True, choices=[('alarm', 'Alarm'), ('exit', 'Exit'), ('camera', 'Camera'), ('recorder', 'Recorder'), ('hiding', 'Hiding'), ('influence_resistance', 'Influence resistance'), ('two_way_lock', 'Two way lock'), ('one_way_lock', 'One way lock'), ('timelock', 'Timelock'), ('mobility', 'Mobility'), ('monitor', 'Monitor'), ('reinforcement', 'Reinforcement'), ('seals', 'Seals')], max_length=24)),
-                ('quantity', models.PositiveIntegerField(default=1)),
-                ('trigger', models.CharField(blank=True, choices=[('attack', 'Physical attack'), ('penetration', 'Physical penetration'), ('failed_lock', 'Failed opening of the two-way locks')], max_length=12)),
-                ('effect', models.CharField(blank=True, choices=[('audible', 'Audible'), ('silent', 'Silent'), ('wake', 'Wake a Possessor or Projector'), ('page', 'Page characters')], max_length=8)),
-                ('cost', models.PositiveIntegerField()),
-                ('paid', models.PositiveIntegerField(default=0)),
-                ('status', models.CharField(choices=[('open', 'Collecting contributions'), ('paid', 'Fully paid (takes effect in downtime)'), ('done', 'Done'), ('cancelled', 'Cancelled')], default='open', max_length=10)),
-                ('created_at', models.DateTimeField()),
-                ('done_at', models.DateTimeField(blank=True, null=True)),
-                ('done_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('paid_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('repair_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='repairs', to='havens.attribute')),
-                ('requested_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("attribute", "Add an attribute"), ("repair", "Repair")],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "attribute_kind",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("alarm", "Alarm"),
+                            ("exit", "Exit"),
+                            ("camera", "Camera"),
+                            ("recorder", "Recorder"),
+                            ("hiding", "Hiding"),
+                            ("influence_resistance", "Influence resistance"),
+                            ("two_way_lock", "Two way lock"),
+                            ("one_way_lock", "One way lock"),
+                            ("timelock", "Timelock"),
+                            ("mobility", "Mobility"),
+                            ("monitor", "Monitor"),
+                            ("reinforcement", "Reinforcement"),
+                            ("seals", "Seals"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("quantity", models.PositiveIntegerField(default=1)),
+                (
+                    "trigger",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("attack", "Physical attack"),
+                            ("penetration", "Physical penetration"),
+                            ("failed_lock", "Failed opening of the two-way locks"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "effect",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("audible", "Audible"),
+                            ("silent", "Silent"),
+                            ("wake", "Wake a Possessor or Projector"),
+                            ("page", "Page characters"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("cost", models.PositiveIntegerField()),
+                ("paid", models.PositiveIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "Collecting contributions"),
+                            ("paid", "Fully paid (takes effect in downtime)"),
+                            ("done", "Done"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="open",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField()),
+                ("done_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "done_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "paid_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "repair_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="repairs",
+                        to="havens.attribute",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
+                "ordering": ["created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Contribution',
+            name="Contribution",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('influence', models.CharField(choices=[('business', 'Business'), ('government', 'Government'), ('herd', 'Herd'), ('occult', 'Occult'), ('underworld', 'Underworld')], max_length=16)),
-                ('points', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField()),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('spend', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.influencespend')),
-                ('project', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='contributions', to='havens.project')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "influence",
+                    models.CharField(
+                        choices=[
+                            ("business", "Business"),
+                            ("government", "Government"),
+                            ("herd", "Herd"),
+                            ("occult", "Occult"),
+                            ("underworld", "Underworld"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("points", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField()),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "spend",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.influencespend",
+                    ),
+                ),
+                (
+                    "project",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="contributions",
+                        to="havens.project",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
+                "ordering": ["created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='ReinforcementAttack',
+            name="ReinforcementAttack",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attackers', models.JSONField(default=list)),
-                ('bid', models.PositiveIntegerField()),
-                ('reinforcement', models.PositiveIntegerField()),
-                ('results', models.JSONField(default=list)),
-                ('penetrated', models.BooleanField()),
-                ('note', models.TextField(blank=True)),
-                ('recorded_at', models.DateTimeField()),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('game', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.game')),
-                ('recorded_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("attackers", models.JSONField(default=list)),
+                ("bid", models.PositiveIntegerField()),
+                ("reinforcement", models.PositiveIntegerField()),
+                ("results", models.JSONField(default=list)),
+                ("penetrated", models.BooleanField()),
+                ("note", models.TextField(blank=True)),
+                ("recorded_at", models.DateTimeField()),
+                ("key", models.CharField(max_length=64, unique=True)),
+                (
+                    "game",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.game",
+                    ),
+                ),
+                (
+                    "recorded_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-recorded_at', '-pk'],
+                "ordering": ["-recorded_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='AlarmFiring',
+            name="AlarmFiring",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('cause', models.CharField(choices=[('attack', 'Physical attack'), ('penetration', 'Physical penetration'), ('failed_lock', 'Failed opening of the two-way locks')], max_length=12)),
-                ('note', models.CharField(blank=True, max_length=300)),
-                ('fired_at', models.DateTimeField()),
-                ('game', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.game')),
-                ('alarm', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='firings', to='havens.attribute')),
-                ('reinforcement_attack', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='havens.reinforcementattack')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "cause",
+                    models.CharField(
+                        choices=[
+                            ("attack", "Physical attack"),
+                            ("penetration", "Physical penetration"),
+                            ("failed_lock", "Failed opening of the two-way locks"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("note", models.CharField(blank=True, max_length=300)),
+                ("fired_at", models.DateTimeField()),
+                (
+                    "game",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.game",
+                    ),
+                ),
+                (
+                    "alarm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="firings",
+                        to="havens.attribute",
+                    ),
+                ),
+                (
+                    "reinforcement_attack",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="havens.reinforcementattack",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-fired_at', '-pk'],
+                "ordering": ["-fired_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Search',
+            name="Search",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('target_name', models.CharField(max_length=120)),
-                ('moment', models.CharField(choices=[('downtime', 'In downtime (results at the next game)'), ('game', 'At the game (results at once)')], default='downtime', max_length=8)),
-                ('party_code', models.CharField(max_length=16, unique=True)),
-                ('status', models.CharField(choices=[('submitted', 'Submitted'), ('withdrawn', 'Withdrawn'), ('resolved', 'Resolved')], default='submitted', max_length=10)),
-                ('created_at', models.DateTimeField()),
-                ('resolved_at', models.DateTimeField(blank=True, null=True)),
-                ('released_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='haven_searches', to='chronicle.cycle')),
-                ('target', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("target_name", models.CharField(max_length=120)),
+                (
+                    "moment",
+                    models.CharField(
+                        choices=[
+                            ("downtime", "In downtime (results at the next game)"),
+                            ("game", "At the game (results at once)"),
+                        ],
+                        default="downtime",
+                        max_length=8,
+                    ),
+                ),
+                ("party_code", models.CharField(max_length=16, unique=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("submitted", "Submitted"),
+                            ("withdrawn", "Withdrawn"),
+                            ("resolved", "Resolved"),
+                        ],
+                        default="submitted",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField()),
+                ("resolved_at", models.DateTimeField(blank=True, null=True)),
+                ("released_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="haven_searches",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
+                "ordering": ["created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Structure',
+            name="Structure",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('outer', 'Outer haven'), ('crypt', 'Crypt')], max_length=8)),
-                ('name', models.CharField(max_length=120)),
-                ('description', models.TextField(blank=True)),
-                ('location', models.CharField(max_length=300)),
-                ('status', models.CharField(choices=[('planned', 'Planned (not yet built)'), ('standing', 'Standing'), ('destroyed', 'Destroyed')], default='planned', max_length=10)),
-                ('created_at', models.DateTimeField()),
-                ('destroyed_at', models.DateTimeField(blank=True, null=True)),
-                ('destroyed_by', models.CharField(blank=True, choices=[('influence_attack', 'Influence attack (HAV-25c)'), ('forsaken', 'Forsaken (HAV-06)'), ('outer_forsaken', 'Its outer haven was forsaken (HAV-06)'), ('crypt_vote', "Destroyed by the outer haven's owners (HAV-03)"), ('storyteller', 'Storyteller ruling')], max_length=20)),
-                ('destroyed_note', models.TextField(blank=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('built_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('chronicle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='structures', to='chronicle.chronicle')),
-                ('designed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('destroyed_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('outer', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='crypts', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("outer", "Outer haven"), ("crypt", "Crypt")], max_length=8
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                ("description", models.TextField(blank=True)),
+                ("location", models.CharField(max_length=300)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("planned", "Planned (not yet built)"),
+                            ("standing", "Standing"),
+                            ("destroyed", "Destroyed"),
+                        ],
+                        default="planned",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField()),
+                ("destroyed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "destroyed_by",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("influence_attack", "Influence attack (HAV-25c)"),
+                            ("forsaken", "Forsaken (HAV-06)"),
+                            ("outer_forsaken", "Its outer haven was forsaken (HAV-06)"),
+                            ("crypt_vote", "Destroyed by the outer haven's owners (HAV-03)"),
+                            ("storyteller", "Storyteller ruling"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("destroyed_note", models.TextField(blank=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                (
+                    "built_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "chronicle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="structures",
+                        to="chronicle.chronicle",
+                    ),
+                ),
+                (
+                    "designed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "destroyed_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "outer",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="crypts",
+                        to="havens.structure",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='SearchResult',
+            name="SearchResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('spent', models.PositiveIntegerField()),
-                ('hiding_points', models.PositiveIntegerField()),
-                ('found', models.BooleanField()),
-                ('explanation', models.CharField(max_length=300)),
-                ('created_at', models.DateTimeField()),
-                ('search', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='results', to='havens.search')),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("spent", models.PositiveIntegerField()),
+                ("hiding_points", models.PositiveIntegerField()),
+                ("found", models.BooleanField()),
+                ("explanation", models.CharField(max_length=300)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "search",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="results",
+                        to="havens.search",
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="havens.structure",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='reinforcementattack',
-            name='structure',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reinforcement_attacks', to='havens.structure'),
+            model_name="reinforcementattack",
+            name="structure",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="reinforcement_attacks",
+                to="havens.structure",
+            ),
         ),
         migrations.AddField(
-            model_name='project',
-            name='structure',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='projects', to='havens.structure'),
+            model_name="project",
+            name="structure",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="projects",
+                to="havens.structure",
+            ),
         ),
         migrations.CreateModel(
-            name='OwnershipChange',
+            name="OwnershipChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('transfer', 'Transfer (HAV-05)'), ('will', 'Will on death (HAV-05)'), ('forsake', 'Forsake (HAV-06)'), ('absence', 'Forsaken after absence (HAV-06)'), ('theft', 'Theft (HAV-07)'), ('destroy_crypt', "Crypt destroyed by the outer haven's owners (HAV-03)")], max_length=16)),
-                ('status', models.CharField(choices=[('pending', 'Pending (takes effect in downtime)'), ('applied', 'Applied'), ('cancelled', 'Cancelled'), ('void', 'Void (no longer possible)')], default='pending', max_length=10)),
-                ('note', models.TextField(blank=True)),
-                ('requested_at', models.DateTimeField()),
-                ('applied_at', models.DateTimeField(blank=True, null=True)),
-                ('outcome', models.TextField(blank=True)),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('from_character', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('to_character', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='changes', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("transfer", "Transfer (HAV-05)"),
+                            ("will", "Will on death (HAV-05)"),
+                            ("forsake", "Forsake (HAV-06)"),
+                            ("absence", "Forsaken after absence (HAV-06)"),
+                            ("theft", "Theft (HAV-07)"),
+                            (
+                                "destroy_crypt",
+                                "Crypt destroyed by the outer haven's owners (HAV-03)",
+                            ),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending (takes effect in downtime)"),
+                            ("applied", "Applied"),
+                            ("cancelled", "Cancelled"),
+                            ("void", "Void (no longer possible)"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("requested_at", models.DateTimeField()),
+                ("applied_at", models.DateTimeField(blank=True, null=True)),
+                ("outcome", models.TextField(blank=True)),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "from_character",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "to_character",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="changes",
+                        to="havens.structure",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['requested_at', 'pk'],
+                "ordering": ["requested_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Ownership',
+            name="Ownership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('how', models.CharField(choices=[('built', 'First contributor (HAV-02)'), ('joined', 'Joined as partial owner'), ('transfer', 'Transfer (HAV-05)'), ('will', 'Will (HAV-05)'), ('theft', 'Theft (HAV-07)'), ('storyteller', 'Storyteller ruling')], max_length=12)),
-                ('started_at', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('ended_why', models.CharField(blank=True, max_length=200)),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='ownerships', to='characters.character')),
-                ('ended_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('started_cycle', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='ownerships', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "how",
+                    models.CharField(
+                        choices=[
+                            ("built", "First contributor (HAV-02)"),
+                            ("joined", "Joined as partial owner"),
+                            ("transfer", "Transfer (HAV-05)"),
+                            ("will", "Will (HAV-05)"),
+                            ("theft", "Theft (HAV-07)"),
+                            ("storyteller", "Storyteller ruling"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("ended_why", models.CharField(blank=True, max_length=200)),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="ownerships",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "ended_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "started_cycle",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="ownerships",
+                        to="havens.structure",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['started_at', 'pk'],
+                "ordering": ["started_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='InfluenceAttack',
+            name="InfluenceAttack",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('influence', models.CharField(choices=[('business', 'Business'), ('government', 'Government'), ('herd', 'Herd'), ('occult', 'Occult'), ('underworld', 'Underworld')], max_length=16)),
-                ('points', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('submitted', 'Submitted'), ('withdrawn', 'Withdrawn'), ('resolved', 'Resolved')], default='submitted', max_length=10)),
-                ('created_at', models.DateTimeField()),
-                ('resolved_at', models.DateTimeField(blank=True, null=True)),
-                ('resistance_before', models.PositiveIntegerField(blank=True, null=True)),
-                ('resistance_after', models.PositiveIntegerField(blank=True, null=True)),
-                ('destroyed', models.BooleanField(blank=True, null=True)),
-                ('explanation', models.CharField(blank=True, max_length=300)),
-                ('released_at', models.DateTimeField(blank=True, null=True)),
-                ('attacker', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='haven_attacks', to='chronicle.cycle')),
-                ('spend', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.influencespend')),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='influence_attacks', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "influence",
+                    models.CharField(
+                        choices=[
+                            ("business", "Business"),
+                            ("government", "Government"),
+                            ("herd", "Herd"),
+                            ("occult", "Occult"),
+                            ("underworld", "Underworld"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("points", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("submitted", "Submitted"),
+                            ("withdrawn", "Withdrawn"),
+                            ("resolved", "Resolved"),
+                        ],
+                        default="submitted",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField()),
+                ("resolved_at", models.DateTimeField(blank=True, null=True)),
+                ("resistance_before", models.PositiveIntegerField(blank=True, null=True)),
+                ("resistance_after", models.PositiveIntegerField(blank=True, null=True)),
+                ("destroyed", models.BooleanField(blank=True, null=True)),
+                ("explanation", models.CharField(blank=True, max_length=300)),
+                ("released_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "attacker",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="haven_attacks",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "spend",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.influencespend",
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="influence_attacks",
+                        to="havens.structure",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
+                "ordering": ["created_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Find',
+            name="Find",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('found_at', models.DateTimeField()),
-                ('cleared_at', models.DateTimeField(blank=True, null=True)),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('result', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='finds', to='havens.searchresult')),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='finds', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("found_at", models.DateTimeField()),
+                ("cleared_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "result",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="finds",
+                        to="havens.searchresult",
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="finds",
+                        to="havens.structure",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='CryptVote',
+            name="CryptVote",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField()),
-                ('cycle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.cycle')),
-                ('voter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('crypt', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='crypt_votes', to='havens.structure')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField()),
+                (
+                    "cycle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.cycle",
+                    ),
+                ),
+                (
+                    "voter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "crypt",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="crypt_votes",
+                        to="havens.structure",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='attribute',
-            name='structure',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='attributes', to='havens.structure'),
+            model_name="attribute",
+            name="structure",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="attributes",
+                to="havens.structure",
+            ),
         ),
         migrations.CreateModel(
-            name='TheftControl',
+            name="TheftControl",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('recorded_at', models.DateTimeField()),
-                ('game', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.game')),
-                ('recorded_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('structure', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='thefts', to='havens.structure')),
-                ('thieves', models.ManyToManyField(related_name='+', to='characters.character')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("recorded_at", models.DateTimeField()),
+                (
+                    "game",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.game",
+                    ),
+                ),
+                (
+                    "recorded_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "structure",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="thefts",
+                        to="havens.structure",
+                    ),
+                ),
+                ("thieves", models.ManyToManyField(related_name="+", to="characters.character")),
             ],
         ),
         migrations.CreateModel(
-            name='HiddenObject',
+            name="HiddenObject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('description', models.CharField(max_length=300)),
-                ('place', models.CharField(blank=True, max_length=300)),
-                ('obfuscate_bid', models.PositiveIntegerField()),
-                ('number', models.PositiveSmallIntegerField()),
-                ('registered_at', models.DateTimeField()),
-                ('found_at', models.DateTimeField(blank=True, null=True)),
-                ('removed_at', models.DateTimeField(blank=True, null=True)),
-                ('chronicle', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.chronicle')),
-                ('found_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('game', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='chronicle.game')),
-                ('hider', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('registered_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("description", models.CharField(max_length=300)),
+                ("place", models.CharField(blank=True, max_length=300)),
+                ("obfuscate_bid", models.PositiveIntegerField()),
+                ("number", models.PositiveSmallIntegerField()),
+                ("registered_at", models.DateTimeField()),
+                ("found_at", models.DateTimeField(blank=True, null=True)),
+                ("removed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "chronicle",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.chronicle",
+                    ),
+                ),
+                (
+                    "found_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "game",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="chronicle.game",
+                    ),
+                ),
+                (
+                    "hider",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "registered_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number', 'registered_at', 'pk'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('number__gte', 1), ('number__lte', 10)), name='hidden_object_number')],
+                "ordering": ["number", "registered_at", "pk"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("number__gte", 1), ("number__lte", 10)),
+                        name="hidden_object_number",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Searcher',
+            name="Searcher",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('influence', models.CharField(choices=[('business', 'Business'), ('government', 'Government'), ('herd', 'Herd'), ('occult', 'Occult'), ('underworld', 'Underworld')], max_length=16)),
-                ('points', models.PositiveIntegerField()),
-                ('joined_at', models.DateTimeField()),
-                ('character', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.character')),
-                ('search', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='searchers', to='havens.search')),
-                ('spend', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='characters.influencespend')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "influence",
+                    models.CharField(
+                        choices=[
+                            ("business", "Business"),
+                            ("government", "Government"),
+                            ("herd", "Herd"),
+                            ("occult", "Occult"),
+                            ("underworld", "Underworld"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("points", models.PositiveIntegerField()),
+                ("joined_at", models.DateTimeField()),
+                (
+                    "character",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.character",
+                    ),
+                ),
+                (
+                    "search",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="searchers",
+                        to="havens.search",
+                    ),
+                ),
+                (
+                    "spend",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="characters.influencespend",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('search', 'character'), name='searcher_once')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("search", "character"), name="searcher_once")
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='structure',
-            index=models.Index(fields=['chronicle', 'status'], name='havens_stru_chronic_6452ea_idx'),
+            model_name="structure",
+            index=models.Index(
+                fields=["chronicle", "status"], name="havens_stru_chronic_6452ea_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='structure',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'outer'), ('outer__isnull', True)), models.Q(('kind', 'crypt'), ('outer__isnull', False)), _connector='OR'), name='structure_crypt_inside_outer'),
+            model_name="structure",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "outer"), ("outer__isnull", True)),
+                    models.Q(("kind", "crypt"), ("outer__isnull", False)),
+                    _connector="OR",
+                ),
+                name="structure_crypt_inside_outer",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='structure',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'destroyed'), _negated=True), ('destroyed_at__isnull', False), _connector='OR'), name='structure_destroyed_has_time'),
+            model_name="structure",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "destroyed"), _negated=True),
+                    ("destroyed_at__isnull", False),
+                    _connector="OR",
+                ),
+                name="structure_destroyed_has_time",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='searchresult',
-            constraint=models.UniqueConstraint(fields=('search', 'structure'), name='search_result_once'),
+            model_name="searchresult",
+            constraint=models.UniqueConstraint(
+                fields=("search", "structure"), name="search_result_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='project',
-            constraint=models.CheckConstraint(condition=models.Q(('paid__lte', models.F('cost'))), name='project_paid'),
+            model_name="project",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("paid__lte", models.F("cost"))), name="project_paid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ownership',
-            constraint=models.UniqueConstraint(condition=models.Q(('ended_at__isnull', True)), fields=('structure', 'character'), name='ownership_current_once'),
+            model_name="ownership",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("ended_at__isnull", True)),
+                fields=("structure", "character"),
+                name="ownership_current_once",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='find',
-            constraint=models.UniqueConstraint(condition=models.Q(('cleared_at__isnull', True)), fields=('structure', 'character'), name='find_current_once'),
+            model_name="find",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("cleared_at__isnull", True)),
+                fields=("structure", "character"),
+                name="find_current_once",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='cryptvote',
-            constraint=models.UniqueConstraint(fields=('crypt', 'voter', 'cycle'), name='crypt_vote_once'),
+            model_name="cryptvote",
+            constraint=models.UniqueConstraint(
+                fields=("crypt", "voter", "cycle"), name="crypt_vote_once"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='attribute',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('effect__gt', ''), ('kind', 'alarm'), ('trigger__gt', '')), models.Q(models.Q(('kind', 'alarm'), _negated=True), ('effect', ''), ('trigger', '')), _connector='OR'), name='attribute_alarm_trigger_effect'),
+            model_name="attribute",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("effect__gt", ""), ("kind", "alarm"), ("trigger__gt", "")),
+                    models.Q(
+                        models.Q(("kind", "alarm"), _negated=True), ("effect", ""), ("trigger", "")
+                    ),
+                    _connector="OR",
+                ),
+                name="attribute_alarm_trigger_effect",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='theftcontrol',
-            constraint=models.UniqueConstraint(fields=('structure', 'game'), name='theft_control_once'),
+            model_name="theftcontrol",
+            constraint=models.UniqueConstraint(
+                fields=("structure", "game"), name="theft_control_once"
+            ),
         ),
     ]

@@ -1,1 +1,1378 @@
-"""Placeholder: filled in by this area's work."""
+"""Ownership and construction of havens (HAV-01..07, HAV-10..24): designs, upgrades,
+contributions, repairs, transfers, wills, forsaking, crypt destruction by the outer haven's
+owners, theft control; and their downtime resolution (DT-10 order: the pipeline calls
+`ownership_changes_apply`, `forsaking_resolve`, `theft_resolve`, `construction_resolve`).
+
+Lock order, everywhere here: the Structure row (the lock for its design, its projects and its
+owner list), then the project row, then the character row (taken by `influence_spend`).
+
+Secrecy (HAV-04): callers pass only structures and characters they got through
+`havens.access`; refusals never name another player's character or haven.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, Q
+from django.utils import timezone
+
+from characters.models import Approval, Character
+from characters.models import Status as CharacterStatus
+from characters.services.common import rule_ids
+from characters.services.influence import influence_spend
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Attendance, Chronicle, Cycle, CycleStatus, Game, Membership
+from chronicle.rules import settings_for
+
+from .. import rules, selectors
+from ..models import (
+    AlarmEffect,
+    AlarmTrigger,
+    Attribute,
+    AttributeState,
+    ChangeKind,
+    ChangeStatus,
+    Contribution,
+    CryptVote,
+    DestroyedBy,
+    Ownership,
+    OwnershipChange,
+    OwnershipHow,
+    Project,
+    ProjectKind,
+    ProjectStatus,
+    Structure,
+    StructureKind,
+    StructureStatus,
+    TheftControl,
+)
+
+MAX_QUANTITY = 100  # a form's bound, not a rule: nobody buys 100 cameras by mistake twice
+NAME_MAX = 120
+
+# Glue for messages: the rule each attribute's row of the HAV table carries, so a rules
+# sentence without an ID ("comes in steps of 3 points") still names one.
+ATTRIBUTE_RULE_IDS: Mapping[str, str] = {
+    kind: f"HAV-{number}" for number, kind in enumerate(rules.ATTRIBUTE_KINDS, start=10)
+}
+# HAV-24 names what can be repaired: destroyed (or bypassed) two-way locks and breached
+# reinforcement; every other attribute is indestructible (HAV-10..22).
+REPAIRABLE_STATES: Mapping[str, frozenset[str]] = {
+    "two_way_lock": frozenset({AttributeState.DESTROYED, AttributeState.BYPASSED}),
+    "reinforcement": frozenset({AttributeState.BREACHED}),
+}
+COUNTABLE_KINDS = frozenset(rules.ATTRIBUTE_KINDS) - frozenset(rules.POINTS_PER_UNIT)
+NO_OPEN_CYCLE = "No downtime is open; {what} waits for the next one ({rule})."
+UNKNOWN_OUTER = "No outer haven you may build a crypt in has that id (HAV-01)."
+VERSION_CONFLICT = (
+    "Someone changed this haven's design while you were editing; here is the current design."
+)
+NOT_YOURS = "You may act only for your own characters."
+
+
+@dataclass(frozen=True)
+class AttributeRequest:
+    """One line of a design: `quantity` of `kind` (points for influence resistance and
+    reinforcement); an alarm also has a trigger and an effect (HAV-10)."""
+
+    kind: str
+    quantity: int = 1
+    trigger: str = ""
+    effect: str = ""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a design cannot go ahead, beside `field` (None: the design as a whole)."""
+
+    field: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class QuoteLine:
+    kind: str
+    quantity: int
+    trigger: str
+    effect: str
+    cost: int | None
+
+
+@dataclass
+class DesignQuote:
+    """The live preview of a design or an upgrade: a cost per line, the total and every rule
+    problem (HAV-10..23). Nothing is written to make one."""
+
+    lines: list[QuoteLine] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(line.cost or 0 for line in self.lines)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def add(self, field_name: str | None, message: str) -> None:
+        problem = Problem(field_name, message)
+        if problem not in self.problems:
+            self.problems.append(problem)
+
+    def error(self) -> ValidationError:
+        by_field: dict[str, list[str]] = {}
+        for problem in self.problems:
+            by_field.setdefault(problem.field or "__all__", []).append(problem.message)
+        return ValidationError(by_field)
+
+
+# --- Helpers -----------------------------------------------------------------------------------
+
+
+def _now(now: dt.datetime | None) -> dt.datetime:
+    return now or timezone.now()
+
+
+def _cited(message: str, rule_id: str) -> str:
+    return message if rule_ids(message) else f"{message.rstrip('.')} ({rule_id})."
+
+
+def open_cycle(chronicle: Chronicle | int) -> Cycle | None:
+    """The chronicle's current downtime: the latest open cycle by deadline."""
+    return (
+        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN)
+        .select_related("game")
+        .order_by("-deadline_at")
+        .first()
+    )
+
+
+def _require_open_cycle(chronicle: Chronicle | int, what: str, rule: str) -> Cycle:
+    cycle = open_cycle(chronicle)
+    if cycle is None:
+        raise ValidationError(NO_OPEN_CYCLE.format(what=what, rule=rule))
+    return cycle
+
+
+def _is_staff(user: User, chronicle_id: int) -> bool:
+    return Membership.objects.filter(
+        chronicle_id=chronicle_id, user=user, role__in=STAFF_ROLES
+    ).exists()
+
+
+def _require_staff(user: User, chronicle_id: int) -> None:
+    if not _is_staff(user, chronicle_id):
+        raise ValidationError("Only the chronicle's storytellers may do this.")
+
+
+def _acts_for(by: User, character: Character) -> None:
+    """A player acts for their own characters; storytellers for any of the chronicle's."""
+    if character.player_id == by.pk:
+        return
+    if not _is_staff(by, character.chronicle_id):
+        raise ValidationError({"character": [NOT_YOURS]})
+
+
+def _lock_structure(structure: Structure | int) -> Structure:
+    pk = structure if isinstance(structure, int) else structure.pk
+    return Structure.objects.select_for_update().get(pk=pk)
+
+
+def _owner_ids(structure: Structure | int) -> set[int]:
+    return set(
+        Ownership.objects.filter(structure=structure, ended_at__isnull=True).values_list(
+            "character_id", flat=True
+        )
+    )
+
+
+def _may_build(structure: Structure, character: Character, owners: set[int]) -> bool:
+    """HAV-02: only owners change a design; before anyone has paid, the plan is its designer's
+    player's, so any character of theirs may add to it or pay into it."""
+    if owners:
+        return character.pk in owners
+    designer = structure.designed_by
+    return (
+        structure.status == StructureStatus.PLANNED
+        and designer is not None
+        and character.player_id is not None
+        and character.player_id == designer.player_id
+        and character.chronicle_id == structure.chronicle_id
+    )
+
+
+def _require_standing(structure: Structure, what: str = "This haven") -> None:
+    if structure.status == StructureStatus.DESTROYED:
+        raise ValidationError(f"{what} has been destroyed; nothing more can be done to it.")
+
+
+def _lines(requests: Sequence[AttributeRequest]) -> dict[str, int]:
+    totals: dict[str, int] = defaultdict(int)
+    for request in requests:
+        if request.kind in rules.ATTRIBUTE_COSTS and isinstance(request.quantity, int):
+            totals[request.kind] += request.quantity
+    return dict(totals)
+
+
+def _mobile_by_design(structure: Structure | None) -> bool:
+    """HAV-23: whether an outer haven is mobile as designed (built or on order), for the
+    crypts inside it."""
+    if structure is None:
+        return False
+    return selectors.designs([structure])[structure.pk].get("mobility", 0) > 0
+
+
+def design_quote(
+    *,
+    chronicle: Chronicle,
+    kind: str,
+    attributes: Sequence[AttributeRequest],
+    outer: Structure | None = None,
+    existing: Mapping[str, int] | None = None,
+) -> DesignQuote:
+    """HAV-10..23: the cost of each requested line and every problem of the whole design
+    (`existing` plus the requested lines), writing nothing. Used by the services and by the
+    pages' and the API's live check."""
+    quote = DesignQuote()
+    if kind not in StructureKind.values:
+        quote.add("kind", "Choose an outer haven or a crypt (HAV-01).")
+        return quote
+    if kind == StructureKind.CRYPT and outer is None:
+        quote.add("outer", "A crypt is built inside an outer haven; choose one (HAV-01).")
+    if kind == StructureKind.OUTER and outer is not None:
+        quote.add("outer", "Only a crypt is inside another haven (HAV-01).")
+    for request in attributes:
+        cost: int | None = None
+        rule_id = ATTRIBUTE_RULE_IDS.get(request.kind, "HAV-23")
+        try:
+            cost = rules.attribute_cost(request.kind, request.quantity)
+        except ValueError as exc:
+            quote.add("attributes", _cited(str(exc), rule_id))
+        if request.kind == "alarm":
+            if request.trigger not in AlarmTrigger.values:
+                quote.add("attributes", "Each alarm needs a trigger (HAV-10).")
+            if request.effect not in AlarmEffect.values:
+                quote.add("attributes", "Each alarm needs an effect (HAV-10).")
+        elif request.trigger or request.effect:
+            quote.add("attributes", "Only an alarm has a trigger and an effect (HAV-10).")
+        quote.lines.append(
+            QuoteLine(request.kind, request.quantity, request.trigger, request.effect, cost)
+        )
+    if not attributes and not existing:
+        # A plan with nothing to pay for could never gain an owner (HAV-02).
+        quote.add("attributes", "Add at least one attribute to pay for (HAV-02).")
+    design = dict(existing or {})
+    for kind_name, quantity in _lines(attributes).items():
+        design[kind_name] = design.get(kind_name, 0) + quantity
+    inside_mobile = kind == StructureKind.CRYPT and _mobile_by_design(outer)
+    try:
+        problems = rules.design_problems(
+            structure=kind,
+            attributes=design,
+            inside_mobile_haven=inside_mobile,
+            **settings_for(rules.design_problems, chronicle.house_rules),
+        )
+    except ValueError as exc:
+        problems = [str(exc)]
+    for problem in problems:
+        quote.add("attributes", _cited(problem, "HAV-23"))
+    return quote
+
+
+def _projects_for(
+    structure: Structure, requests: Sequence[AttributeRequest], by: Character, now: dt.datetime
+) -> list[Project]:
+    return Project.objects.bulk_create(
+        Project(
+            structure=structure,
+            kind=ProjectKind.ATTRIBUTE,
+            attribute_kind=request.kind,
+            quantity=request.quantity,
+            trigger=request.trigger if request.kind == "alarm" else "",
+            effect=request.effect if request.kind == "alarm" else "",
+            cost=rules.attribute_cost(request.kind, request.quantity),
+            requested_by=by,
+            created_at=now,
+        )
+        for request in requests
+    )
+
+
+def _bump_version(structure: Structure) -> None:
+    Structure.objects.filter(pk=structure.pk).update(version=F("version") + 1)
+    structure.refresh_from_db(fields=["version"])
+
+
+# --- Design, upgrade, contributions, repairs --------------------------------------------------
+
+
+def crypt_outer_allowed(*, outer: Structure, by: User) -> bool:
+    """HAV-01: a crypt goes inside a standing outer haven; a player only inside one that a
+    character of theirs owns (storytellers anywhere in the chronicle)."""
+    if outer.kind != StructureKind.OUTER or outer.status != StructureStatus.STANDING:
+        return False
+    if _is_staff(by, outer.chronicle_id):
+        return True
+    return Ownership.objects.filter(
+        structure=outer, ended_at__isnull=True, character__player=by
+    ).exists()
+
+
+@transaction.atomic
+def structure_design(
+    *,
+    character: Character,
+    by: User,
+    kind: str,
+    name: str,
+    location: str,
+    description: str = "",
+    outer: Structure | None = None,
+    attributes: Sequence[AttributeRequest],
+    now: dt.datetime | None = None,
+) -> Structure:
+    """HAV-01/HAV-23: a planned structure designed by `character`, with one project per
+    requested attribute. Nobody owns it until the first contribution (HAV-02). Refused with
+    every problem at once; nothing is written then."""
+    now = _now(now)
+    _acts_for(by, character)
+    chronicle = character.chronicle
+    quote = DesignQuote()
+    if character.status != CharacterStatus.ACTIVE or character.approval != Approval.APPROVED:
+        quote.add("character", "Only an active, approved character may design a haven.")
+    if not name.strip():
+        quote.add("name", "Give the haven a name.")
+    if not location.strip():
+        quote.add("location", "Say where it is: a search that finds it reveals this (HAV-25b).")
+    outer_refused = False
+    if outer is not None:
+        # Locked so a crypt is not planned inside an outer haven being destroyed right now.
+        outer = _lock_structure(outer)
+        if outer.chronicle_id != chronicle.pk or not crypt_outer_allowed(outer=outer, by=by):
+            quote.add("outer", UNKNOWN_OUTER)
+            outer, outer_refused = None, True
+    checked = design_quote(chronicle=chronicle, kind=kind, attributes=attributes, outer=outer)
+    for problem in checked.problems:
+        # The refused outer haven is already said; don't add "choose one" on top of it.
+        if not (outer_refused and problem.field == "outer"):
+            quote.add(problem.field, problem.message)
+    if quote.problems:
+        raise quote.error()
+    structure = Structure.objects.create(
+        chronicle=chronicle,
+        kind=kind,
+        outer=outer,
+        name=name.strip()[:NAME_MAX],
+        location=location.strip()[:300],
+        description=description.strip(),
+        status=StructureStatus.PLANNED,
+        designed_by=character,
+        created_at=now,
+    )
+    _projects_for(structure, attributes, character, now)
+    return structure
+
+
+@transaction.atomic
+def structure_upgrade(
+    *,
+    structure: Structure,
+    character: Character,
+    by: User,
+    attributes: Sequence[AttributeRequest],
+    version: int | None = None,
+    now: dt.datetime | None = None,
+) -> list[Project]:
+    """HAV-02/HAV-23: more attributes on an existing structure, by one of its owners (the
+    designer's player's characters while a plan has no owner). The whole design, built and on
+    order, plus the new lines must pass the rules. `version` is the design the editor saw."""
+    now = _now(now)
+    _acts_for(by, character)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    if version is not None and version != structure.version:
+        raise ValidationError({"version": [VERSION_CONFLICT]})
+    if not _may_build(structure, character, _owner_ids(structure)):
+        raise ValidationError({"character": ["Only a structure's owners may change it (HAV-02)."]})
+    if not attributes:
+        raise ValidationError({"attributes": ["Add at least one attribute."]})
+    quote = design_quote(
+        chronicle=structure.chronicle,
+        kind=structure.kind,
+        attributes=attributes,
+        outer=structure.outer,
+        existing=selectors.designs([structure])[structure.pk],
+    )
+    if quote.problems:
+        raise quote.error()
+    projects = _projects_for(structure, attributes, character, now)
+    _bump_version(structure)
+    return projects
+
+
+def upgrade_quote(*, structure: Structure, attributes: Sequence[AttributeRequest]) -> DesignQuote:
+    """The live check of an upgrade: the current design plus these lines (writes nothing)."""
+    return design_quote(
+        chronicle=structure.chronicle,
+        kind=structure.kind,
+        attributes=attributes,
+        outer=structure.outer,
+        existing=selectors.designs([structure])[structure.pk],
+    )
+
+
+def contribution_key(key: str) -> str:
+    return f"haven-contribution:{key}"[:64]
+
+
+@transaction.atomic
+def project_contribute(
+    *,
+    project: Project,
+    character: Character,
+    influence: str,
+    points: int,
+    by: User,
+    key: str,
+    cycle: Cycle | None = None,
+    now: dt.datetime | None = None,
+) -> Contribution:
+    """HAV-02/INF-03: `points` of `influence` towards a project, spent in the current open
+    cycle. The first contribution to a planned structure makes its contributor the exclusive
+    owner. The same `key` twice gives one contribution."""
+    now = _now(now)
+    _acts_for(by, character)
+    structure = _lock_structure(project.structure_id)
+    spend_key = contribution_key(key)
+    existing = Contribution.objects.filter(spend__key=spend_key, spend__character=character).first()
+    if existing is not None:
+        return existing
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    _require_standing(structure)
+    owners = _owner_ids(structure)
+    if not _may_build(structure, character, owners):
+        raise ValidationError(
+            {"character": ["Only a structure's owners may pay into its projects (HAV-02)."]}
+        )
+    if project.status != ProjectStatus.OPEN:
+        raise ValidationError(
+            "This project is no longer collecting influence: it is "
+            f"{project.get_status_display().lower()}."
+        )
+    if not isinstance(points, int) or points < 1:
+        raise ValidationError({"points": ["Give at least 1 point of influence."]})
+    remaining = project.cost - project.paid
+    if points > remaining:
+        raise ValidationError({"points": [f"This needs only {remaining} more influence."]})
+    if cycle is None:
+        cycle = _require_open_cycle(structure.chronicle_id, "building", "INF-03")
+    spend, _ = influence_spend(
+        character=character,
+        cycle=cycle,
+        influence=influence,
+        points=points,
+        reason=f"Haven {structure.name}: {project.get_kind_display().lower()}",
+        key=spend_key,
+        actor=by,
+        now=now,
+    )
+    contribution = Contribution.objects.create(
+        project=project,
+        character=character,
+        cycle=cycle,
+        influence=influence,
+        points=points,
+        spend=spend,
+        created_at=now,
+    )
+    Project.objects.filter(pk=project.pk).update(paid=F("paid") + points)
+    Project.objects.filter(pk=project.pk, paid=F("cost"), status=ProjectStatus.OPEN).update(
+        status=ProjectStatus.PAID, paid_cycle=cycle
+    )
+    if not owners:
+        Ownership.objects.create(
+            structure=structure,
+            character=character,
+            how=OwnershipHow.BUILT,
+            started_at=now,
+            started_cycle=cycle,
+        )
+    return contribution
+
+
+@transaction.atomic
+def repair_request(
+    *, attribute: Attribute, character: Character, by: User, now: dt.datetime | None = None
+) -> Project:
+    """HAV-24: a repair project for a destroyed (or bypassed) two-way lock or breached
+    reinforcement, costing half the original construction cost, rounded up."""
+    now = _now(now)
+    _acts_for(by, character)
+    structure = _lock_structure(attribute.structure_id)
+    _require_standing(structure)
+    if character.pk not in _owner_ids(structure):
+        raise ValidationError(
+            {"character": ["Only a structure's owners may repair it (HAV-02, HAV-24)."]}
+        )
+    attribute = Attribute.objects.get(pk=attribute.pk)
+    if attribute.state not in REPAIRABLE_STATES.get(attribute.kind, frozenset()):
+        if attribute.kind not in REPAIRABLE_STATES:
+            raise ValidationError(
+                f"A {attribute.get_kind_display().lower()} is indestructible: it never needs "
+                "repair (HAV-24)."
+            )
+        raise ValidationError(
+            f"This {attribute.get_kind_display().lower()} is "
+            f"{attribute.get_state_display().lower()}; only a destroyed lock or breached "
+            "reinforcement is repaired (HAV-24)."
+        )
+    under_way = [ProjectStatus.OPEN, ProjectStatus.PAID]
+    if Project.objects.filter(repair_of=attribute, status__in=under_way).exists():
+        raise ValidationError("A repair of this attribute is already under way (HAV-24).")
+    project = Project.objects.create(
+        structure=structure,
+        kind=ProjectKind.REPAIR,
+        attribute_kind=attribute.kind,
+        quantity=attribute.quantity,
+        repair_of=attribute,
+        cost=rules.repair_cost(attribute.cost),
+        requested_by=character,
+        created_at=now,
+    )
+    _bump_version(structure)
+    return project
+
+
+@transaction.atomic
+def project_cancel(*, project: Project, character: Character, by: User) -> Project:
+    """An owner takes back an open project nobody has paid into yet (nothing to refund)."""
+    _acts_for(by, character)
+    structure = _lock_structure(project.structure_id)
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.status == ProjectStatus.CANCELLED:
+        return project
+    if not _may_build(structure, character, _owner_ids(structure)):
+        raise ValidationError(
+            {"character": ["Only a structure's owners may change its projects (HAV-02)."]}
+        )
+    if project.status != ProjectStatus.OPEN:
+        raise ValidationError("Only a project still collecting influence can be cancelled.")
+    if project.paid or project.contributions.exists():
+        raise ValidationError(
+            "Influence has already been paid into this project; it can no longer be cancelled."
+        )
+    project.status = ProjectStatus.CANCELLED
+    project.save(update_fields=["status"])
+    _bump_version(structure)
+    return project
+
+
+# --- Ownership changes asked for now, applied in downtime (HAV-03, HAV-05, HAV-06) ------------
+
+
+def link_by_name(*, chronicle: Chronicle | int, name: str) -> Character | None:
+    """The one active character of the chronicle with exactly this name, or None (none or
+    several): an ST links it then. Callers must answer the same either way."""
+    matches = list(
+        Character.objects.filter(
+            chronicle=chronicle, name__iexact=name.strip(), status=CharacterStatus.ACTIVE
+        )[:2]
+    )
+    return matches[0] if len(matches) == 1 else None
+
+
+def _recipient_note(name: str, note: str) -> str:
+    # OwnershipChange has no field for a name given in words: it is kept in the note, where
+    # the ST who links the recipient reads it.
+    named = f"Recipient named: {name.strip()}" if name.strip() else ""
+    return "\n".join(part for part in (named, note.strip()) if part)
+
+
+def _require_owner(structure: Structure, character: Character, rule: str) -> None:
+    if character.pk not in _owner_ids(structure):
+        raise ValidationError({"from_character": [f"Only a current owner can do this ({rule})."]})
+
+
+def _recipient(
+    *, structure: Structure, by: User, to_character: Character | None, to_name: str
+) -> tuple[Character | None, str]:
+    if to_character is not None:
+        _require_staff(by, structure.chronicle_id)
+        if (
+            to_character.chronicle_id != structure.chronicle_id
+            or to_character.status != CharacterStatus.ACTIVE
+        ):
+            raise ValidationError(
+                {"to_character": ["Choose an active character of this chronicle."]}
+            )
+        return to_character, to_character.name
+    name = to_name.strip()
+    if not name or len(name) > NAME_MAX:
+        raise ValidationError(
+            {"to_name": [f"Give the recipient's character name (at most {NAME_MAX} letters)."]}
+        )
+    return link_by_name(chronicle=structure.chronicle_id, name=name), name
+
+
+@transaction.atomic
+def structure_transfer_request(
+    *,
+    structure: Structure,
+    from_character: Character,
+    by: User,
+    to_character: Character | None = None,
+    to_name: str = "",
+    note: str = "",
+    now: dt.datetime | None = None,
+) -> OwnershipChange:
+    """HAV-05: `from_character` gives its ownership to another character; it takes effect in
+    the downtime of the current open cycle. A crypt goes whole (it has one owner, HAV-01).
+    Players name the recipient in words; the answer is the same whether the name matched."""
+    now = _now(now)
+    _acts_for(by, from_character)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    _require_owner(structure, from_character, "HAV-05")
+    recipient, name = _recipient(
+        structure=structure, by=by, to_character=to_character, to_name=to_name
+    )
+    if recipient is not None and recipient.pk == from_character.pk:
+        raise ValidationError({"to_name": ["A character cannot give a haven to itself."]})
+    cycle = _require_open_cycle(structure.chronicle_id, "a transfer", "HAV-05")
+    pending = OwnershipChange.objects.filter(
+        structure=structure,
+        kind=ChangeKind.TRANSFER,
+        from_character=from_character,
+        status=ChangeStatus.PENDING,
+    ).first()
+    full_note = _recipient_note(name, note)
+    if pending is not None:
+        if pending.to_character_id == (recipient.pk if recipient else None) and (
+            pending.note == full_note
+        ):
+            return pending
+        raise ValidationError(
+            "A transfer of this haven by this character is already waiting for the downtime; "
+            "cancel it first (HAV-05)."
+        )
+    return OwnershipChange.objects.create(
+        structure=structure,
+        kind=ChangeKind.TRANSFER,
+        cycle=cycle,
+        from_character=from_character,
+        to_character=recipient,
+        note=full_note,
+        requested_by=by,
+        requested_at=now,
+    )
+
+
+def _any_cycle(chronicle_id: int) -> Cycle:
+    cycle = open_cycle(chronicle_id) or (
+        Cycle.objects.filter(chronicle_id=chronicle_id).order_by("-deadline_at").first()
+    )
+    if cycle is None:
+        raise ValidationError("The chronicle has no game yet; a will waits for one (HAV-05).")
+    return cycle
+
+
+@transaction.atomic
+def structure_will_set(
+    *,
+    structure: Structure,
+    from_character: Character,
+    by: User,
+    to_character: Character | None = None,
+    to_name: str = "",
+    note: str = "",
+    now: dt.datetime | None = None,
+) -> OwnershipChange:
+    """HAV-05: the heir of `from_character`'s ownership, applied only when it dies. A new will
+    replaces the previous one."""
+    now = _now(now)
+    _acts_for(by, from_character)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    _require_owner(structure, from_character, "HAV-05")
+    recipient, name = _recipient(
+        structure=structure, by=by, to_character=to_character, to_name=to_name
+    )
+    if recipient is not None and recipient.pk == from_character.pk:
+        raise ValidationError({"to_name": ["A character cannot leave a haven to itself."]})
+    full_note = _recipient_note(name, note)
+    previous = OwnershipChange.objects.filter(
+        structure=structure,
+        kind=ChangeKind.WILL,
+        from_character=from_character,
+        status=ChangeStatus.PENDING,
+    )
+    same = previous.filter(to_character=recipient, note=full_note).first()
+    if same is not None:
+        return same
+    previous.update(status=ChangeStatus.CANCELLED, outcome="Replaced by a newer will.")
+    return OwnershipChange.objects.create(
+        structure=structure,
+        kind=ChangeKind.WILL,
+        cycle=_any_cycle(structure.chronicle_id),
+        from_character=from_character,
+        to_character=recipient,
+        note=full_note,
+        requested_by=by,
+        requested_at=now,
+    )
+
+
+@transaction.atomic
+def structure_forsake_request(
+    *, structure: Structure, character: Character, by: User, now: dt.datetime | None = None
+) -> OwnershipChange:
+    """HAV-06: `character` gives up its ownership in this downtime. An exclusive owner
+    forsaking an outer haven destroys it and every crypt in it; a crypt's owner destroys it."""
+    now = _now(now)
+    _acts_for(by, character)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    _require_owner(structure, character, "HAV-06")
+    cycle = _require_open_cycle(structure.chronicle_id, "forsaking", "HAV-06")
+    change, _ = OwnershipChange.objects.get_or_create(
+        structure=structure,
+        kind=ChangeKind.FORSAKE,
+        from_character=character,
+        status=ChangeStatus.PENDING,
+        defaults={"cycle": cycle, "requested_by": by, "requested_at": now},
+    )
+    return change
+
+
+@transaction.atomic
+def crypt_destroy_vote(
+    *, crypt: Structure, voter: Character, by: User, now: dt.datetime | None = None
+) -> CryptVote:
+    """HAV-03: an owner of the outer haven votes to destroy a crypt inside it. With the
+    exclusive owner's vote, or more than half of the partial owners', one destruction is
+    queued for the downtime. Voting is the only change they may make to the crypt."""
+    now = _now(now)
+    _acts_for(by, voter)
+    crypt = _lock_structure(crypt)
+    if crypt.kind != StructureKind.CRYPT or crypt.outer_id is None:
+        raise ValidationError("Only a crypt can be destroyed this way (HAV-03).")
+    _require_standing(crypt, "This crypt")
+    outer_owners = _owner_ids(crypt.outer_id)
+    if voter.pk not in outer_owners:
+        raise ValidationError(
+            {"voter": ["Only an owner of the outer haven may vote to destroy a crypt (HAV-03)."]}
+        )
+    cycle = _require_open_cycle(crypt.chronicle_id, "destroying a crypt", "HAV-03")
+    vote, _ = CryptVote.objects.get_or_create(
+        crypt=crypt, voter=voter, cycle=cycle, defaults={"created_at": now}
+    )
+    in_favour = CryptVote.objects.filter(
+        crypt=crypt, cycle=cycle, voter_id__in=outer_owners
+    ).count()
+    if (
+        rules.crypt_destruction_allowed(outer_owners=len(outer_owners), in_favour=in_favour)
+        and not OwnershipChange.objects.filter(
+            structure=crypt, kind=ChangeKind.DESTROY_CRYPT, status=ChangeStatus.PENDING
+        ).exists()
+    ):
+        OwnershipChange.objects.create(
+            structure=crypt,
+            kind=ChangeKind.DESTROY_CRYPT,
+            cycle=cycle,
+            from_character=voter,
+            note=f"{in_favour} of {len(outer_owners)} owners of the outer haven in favour.",
+            requested_by=by,
+            requested_at=now,
+        )
+    return vote
+
+
+@transaction.atomic
+def change_cancel(*, change: OwnershipChange, by: User) -> OwnershipChange:
+    """Take back a pending change of one's own (storytellers: any)."""
+    change = (
+        OwnershipChange.objects.select_for_update(of=("self",))
+        .select_related("from_character")
+        .get(pk=change.pk)
+    )
+    own = change.requested_by_id == by.pk or (
+        change.from_character is not None and change.from_character.player_id == by.pk
+    )
+    if not own:
+        _require_staff(by, change.structure.chronicle_id)
+    if change.status == ChangeStatus.CANCELLED:
+        return change
+    if change.status != ChangeStatus.PENDING:
+        raise ValidationError("Only a change still waiting for the downtime can be cancelled.")
+    change.status = ChangeStatus.CANCELLED
+    change.save(update_fields=["status"])
+    if change.kind == ChangeKind.DESTROY_CRYPT:
+        CryptVote.objects.filter(crypt=change.structure_id, cycle=change.cycle_id).delete()
+    return change
+
+
+# --- Storytellers' rulings ---------------------------------------------------------------------
+
+
+@transaction.atomic
+def theft_control_record(
+    *,
+    structure: Structure,
+    game: Game,
+    thieves: Sequence[Character],
+    by: User,
+    now: dt.datetime | None = None,
+) -> TheftControl:
+    """HAV-07: at `game`, these thieves controlled the structure. Recording the same game again
+    replaces its list of thieves."""
+    now = _now(now)
+    _require_staff(by, structure.chronicle_id)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    if game.chronicle_id != structure.chronicle_id:
+        raise ValidationError({"game": ["Choose a game of this chronicle."]})
+    if not thieves:
+        raise ValidationError({"thieves": ["Name at least one thief (HAV-07)."]})
+    if any(t.chronicle_id != structure.chronicle_id for t in thieves):
+        raise ValidationError({"thieves": ["Thieves must be characters of this chronicle."]})
+    control, _ = TheftControl.objects.get_or_create(
+        structure=structure, game=game, defaults={"recorded_by": by, "recorded_at": now}
+    )
+    control.thieves.set(thieves)
+    return control
+
+
+def _destroy(
+    structure_ids: Iterable[int],
+    *,
+    how: str,
+    note: str,
+    cycle: Cycle | None,
+    now: dt.datetime,
+) -> int:
+    ids = list(structure_ids)
+    done = (
+        Structure.objects.filter(pk__in=ids)
+        .exclude(status=StructureStatus.DESTROYED)
+        .update(
+            status=StructureStatus.DESTROYED,
+            destroyed_at=now,
+            destroyed_cycle=cycle,
+            destroyed_by=how,
+            destroyed_note=note,
+        )
+    )
+    Ownership.objects.filter(structure_id__in=ids, ended_at__isnull=True).update(
+        ended_at=now, ended_cycle=cycle, ended_why="The haven was destroyed."
+    )
+    return done
+
+
+@transaction.atomic
+def structure_destroy(
+    *, structure: Structure, by: User, note: str, now: dt.datetime | None = None
+) -> Structure:
+    """A storyteller's ruling: the structure (and any crypt inside) is destroyed now."""
+    now = _now(now)
+    _require_staff(by, structure.chronicle_id)
+    structure = _lock_structure(structure)
+    if structure.status == StructureStatus.DESTROYED:
+        return structure
+    if not note.strip():
+        raise ValidationError({"note": ["Say why, for the record."]})
+    cycle = open_cycle(structure.chronicle_id)
+    crypts = list(
+        Structure.objects.filter(outer=structure)
+        .exclude(status=StructureStatus.DESTROYED)
+        .values_list("pk", flat=True)
+    )
+    _destroy([structure.pk], how=DestroyedBy.STORYTELLER, note=note.strip(), cycle=cycle, now=now)
+    _destroy(
+        crypts,
+        how=DestroyedBy.STORYTELLER,
+        note="Its outer haven was destroyed by a storyteller's ruling.",
+        cycle=cycle,
+        now=now,
+    )
+    OwnershipChange.objects.filter(
+        structure_id__in=[structure.pk, *crypts], status=ChangeStatus.PENDING
+    ).exclude(kind=ChangeKind.WILL).update(
+        status=ChangeStatus.VOID, outcome="The haven was destroyed.", applied_at=now
+    )
+    structure.refresh_from_db()
+    return structure
+
+
+@transaction.atomic
+def structure_owner_set(
+    *,
+    structure: Structure,
+    characters: Sequence[Character],
+    by: User,
+    note: str,
+    now: dt.datetime | None = None,
+) -> list[Ownership]:
+    """A storyteller's ruling: these characters own the structure from now."""
+    now = _now(now)
+    _require_staff(by, structure.chronicle_id)
+    structure = _lock_structure(structure)
+    _require_standing(structure)
+    if structure.kind == StructureKind.CRYPT and len(characters) != 1:
+        raise ValidationError({"characters": ["A crypt has exactly one owner (HAV-01)."]})
+    if not characters:
+        raise ValidationError({"characters": ["Name at least one owner (HAV-01)."]})
+    wanted = {c.pk for c in characters}
+    current = _owner_ids(structure)
+    cycle = open_cycle(structure.chronicle_id)
+    Ownership.objects.filter(
+        structure=structure, ended_at__isnull=True, character_id__in=current - wanted
+    ).update(ended_at=now, ended_cycle=cycle, ended_why=f"Storyteller ruling: {note}"[:200])
+    return Ownership.objects.bulk_create(
+        Ownership(
+            structure=structure,
+            character_id=pk,
+            how=OwnershipHow.STORYTELLER,
+            started_at=now,
+            started_cycle=cycle,
+        )
+        for pk in sorted(wanted - current)
+    )
+
+
+# --- Resolution (DT-10): each step idempotent, set-based, returns counts ----------------------
+
+
+class _OwnerBook:
+    """The owner lists of many structures, changed in memory in the order the changes were
+    asked for, then written in a few bulk statements. Changes of one structure depend on each
+    other (two partial owners forsaking in one downtime), so they are applied in order, but
+    nothing is queried per change."""
+
+    def __init__(self, *, cycle: Cycle, now: dt.datetime, structure_ids: Iterable[int]) -> None:
+        self.cycle = cycle
+        self.now = now
+        ids = set(structure_ids)
+        # Crypts follow their outer haven when it is destroyed (HAV-06).
+        self.structures = {
+            s.pk: s
+            for s in Structure.objects.select_for_update().filter(
+                Q(pk__in=ids) | Q(outer_id__in=ids)
+            )
+        }
+        self.owners: dict[int, dict[int, int]] = defaultdict(dict)  # structure → char → row
+        for row in Ownership.objects.filter(
+            structure_id__in=self.structures, ended_at__isnull=True
+        ).values("pk", "structure_id", "character_id"):
+            self.owners[row["structure_id"]][row["character_id"]] = row["pk"]
+        self.ended: dict[str, list[int]] = defaultdict(list)  # why → ownership ids
+        self.started: list[Ownership] = []
+        self.unwritten: dict[tuple[int, int], Ownership] = {}
+        self.destroyed: dict[int, tuple[str, str]] = {}
+
+    def standing(self, structure_id: int) -> bool:
+        structure = self.structures.get(structure_id)
+        return (
+            structure is not None
+            and structure.status != StructureStatus.DESTROYED
+            and structure_id not in self.destroyed
+        )
+
+    def end(self, structure_id: int, character_id: int, why: str) -> None:
+        row = self.owners[structure_id].pop(character_id, None)
+        if row == 0:
+            # Gained and lost in this same downtime (a transfer, then the haven destroyed):
+            # the history keeps both.
+            unwritten = self.unwritten.pop((structure_id, character_id))
+            unwritten.ended_at, unwritten.ended_cycle = self.now, self.cycle
+            unwritten.ended_why = why[:200]
+        elif row is not None:
+            self.ended[why[:200]].append(row)
+
+    def start(self, structure_id: int, character_id: int, how: str) -> None:
+        if character_id in self.owners[structure_id]:
+            return
+        self.owners[structure_id][character_id] = 0  # written by flush
+        row = Ownership(
+            structure_id=structure_id,
+            character_id=character_id,
+            how=how,
+            started_at=self.now,
+            started_cycle=self.cycle,
+        )
+        self.started.append(row)
+        self.unwritten[(structure_id, character_id)] = row
+
+    def destroy(self, structure_id: int, how: str, note: str) -> None:
+        self.destroyed[structure_id] = (how, note)
+        for character_id in list(self.owners[structure_id]):
+            self.end(structure_id, character_id, "The haven was destroyed.")
+
+    def forsake(self, structure_id: int, character_id: int, why: str) -> str:
+        """HAV-06: one owner forsakes; returns the outcome sentence."""
+        structure = self.structures[structure_id]
+        outcome = rules.forsake_outcome(
+            structure=structure.kind, owners=max(len(self.owners[structure_id]), 1)
+        )
+        if outcome == "destroy_with_crypts":
+            self.destroy(structure_id, DestroyedBy.FORSAKEN, why)
+            crypts = [s.pk for s in self.structures.values() if s.outer_id == structure_id]
+            for crypt_id in crypts:
+                if self.standing(crypt_id):
+                    self.destroy(crypt_id, DestroyedBy.OUTER_FORSAKEN, why)
+            return (
+                f"Forsaken by its exclusive owner: destroyed, with {len(crypts)} "
+                "crypt(s) inside (HAV-06)."
+            )
+        if outcome == "destroy":
+            self.destroy(structure_id, DestroyedBy.FORSAKEN, why)
+            return "Forsaken by its owner: the crypt is destroyed (HAV-06)."
+        self.end(structure_id, character_id, why)
+        if outcome == "remaining_owner_becomes_exclusive":
+            return "A partial owner forsook it; the one owner left is now exclusive (HAV-06)."
+        return "A partial owner forsook it; the other owners keep it (HAV-06)."
+
+    def flush(self) -> None:
+        for why, rows in self.ended.items():
+            Ownership.objects.filter(pk__in=rows, ended_at__isnull=True).update(
+                ended_at=self.now, ended_cycle=self.cycle, ended_why=why
+            )
+        Ownership.objects.bulk_create(self.started)
+        by_cause: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for pk, cause in self.destroyed.items():
+            by_cause[cause].append(pk)
+        for (how, note), ids in by_cause.items():
+            Structure.objects.filter(pk__in=ids).exclude(status=StructureStatus.DESTROYED).update(
+                status=StructureStatus.DESTROYED,
+                destroyed_at=self.now,
+                destroyed_cycle=self.cycle,
+                destroyed_by=how,
+                destroyed_note=note,
+            )
+
+
+def _dead(character: Character) -> bool:
+    return character.status == CharacterStatus.DEAD or character.died_on is not None
+
+
+@transaction.atomic
+def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
+    """HAV-03/05/06: apply the pending transfers, forsakings and crypt destructions of this
+    cycle or earlier, and the wills of owners who have died; owners who died without a will
+    forsake. Each change is marked applied (with the outcome the STs read) or void."""
+    now = _now(now)
+    chronicle_id = cycle.chronicle_id
+    pending = list(
+        OwnershipChange.objects.select_for_update(of=("self",))
+        .filter(structure__chronicle_id=chronicle_id, status=ChangeStatus.PENDING)
+        .filter(
+            Q(
+                kind__in=[ChangeKind.TRANSFER, ChangeKind.FORSAKE, ChangeKind.DESTROY_CRYPT],
+                cycle__deadline_at__lte=cycle.deadline_at,
+            )
+            | Q(kind=ChangeKind.WILL)
+        )
+        .select_related("from_character", "to_character")
+        .order_by("requested_at", "pk")
+    )
+    wills = [c for c in pending if c.kind == ChangeKind.WILL]
+    pending = [c for c in pending if c.kind != ChangeKind.WILL]
+    # Wills apply only once their owner has died, before that owner would forsake.
+    due_wills = [c for c in wills if c.from_character and _dead(c.from_character)]
+    dead_owner_rows = list(
+        Ownership.objects.filter(structure__chronicle_id=chronicle_id, ended_at__isnull=True)
+        .filter(Q(character__status=CharacterStatus.DEAD) | Q(character__died_on__isnull=False))
+        .values_list("structure_id", "character_id")
+    )
+    book = _OwnerBook(
+        cycle=cycle,
+        now=now,
+        structure_ids={c.structure_id for c in [*pending, *due_wills]}
+        | {s for s, _ in dead_owner_rows},
+    )
+    counts = {"applied": 0, "void": 0, "died_without_will": 0}
+    done: list[OwnershipChange] = []
+
+    def close(change: OwnershipChange, status: str, outcome: str) -> None:
+        change.status = status
+        change.outcome = outcome
+        change.applied_at = now
+        done.append(change)
+        counts["applied" if status == ChangeStatus.APPLIED else "void"] += 1
+
+    def hand_over(change: OwnershipChange, how: str, verb: str) -> None:
+        sid, giver, heir = change.structure_id, change.from_character_id, change.to_character
+        if heir is None:
+            close(change, ChangeStatus.VOID, "No recipient was linked to a character (HAV-05).")
+        elif _dead(heir) or heir.status != CharacterStatus.ACTIVE:
+            close(change, ChangeStatus.VOID, f"{heir.name} can no longer receive it (HAV-05).")
+        else:
+            book.end(sid, giver or 0, f"{verb} to {heir.name} (HAV-05).")
+            book.start(sid, heir.pk, how)
+            close(change, ChangeStatus.APPLIED, f"{verb} to {heir.name} (HAV-05).")
+
+    for change in [*due_wills, *pending]:
+        sid = change.structure_id
+        if not book.standing(sid):
+            close(change, ChangeStatus.VOID, "The haven no longer stands.")
+            continue
+        if change.kind == ChangeKind.DESTROY_CRYPT:
+            book.destroy(sid, DestroyedBy.CRYPT_VOTE, change.note)
+            close(change, ChangeStatus.APPLIED, "Destroyed by the outer haven's owners (HAV-03).")
+            continue
+        if change.from_character_id not in book.owners[sid]:
+            close(change, ChangeStatus.VOID, "The character no longer owns it.")
+            continue
+        if change.kind == ChangeKind.TRANSFER:
+            hand_over(change, OwnershipHow.TRANSFER, "Transferred")
+        elif change.kind == ChangeKind.WILL:
+            hand_over(change, OwnershipHow.WILL, "Left by will")
+        else:
+            outcome = book.forsake(sid, change.from_character_id or 0, "Forsaken (HAV-06).")
+            close(change, ChangeStatus.APPLIED, outcome)
+    # HAV-06: an owner who died without a (working) will forsakes.
+    for sid, character_id in dead_owner_rows:
+        if book.standing(sid) and character_id in book.owners[sid]:
+            outcome = book.forsake(sid, character_id, "Died without a will (HAV-06).")
+            done.append(
+                OwnershipChange(
+                    structure_id=sid,
+                    kind=ChangeKind.FORSAKE,
+                    cycle=cycle,
+                    from_character_id=character_id,
+                    status=ChangeStatus.APPLIED,
+                    note="The owner died without a will (HAV-06).",
+                    requested_at=now,
+                    applied_at=now,
+                    outcome=outcome,
+                )
+            )
+            counts["died_without_will"] += 1
+    book.flush()
+    _void_changes_of_destroyed(book, now)
+    OwnershipChange.objects.bulk_update(
+        [c for c in done if c.pk], ["status", "outcome", "applied_at"]
+    )
+    OwnershipChange.objects.bulk_create([c for c in done if not c.pk])
+    counts["destroyed"] = len(book.destroyed)
+    return counts
+
+
+def _void_changes_of_destroyed(book: _OwnerBook, now: dt.datetime) -> None:
+    if book.destroyed:
+        OwnershipChange.objects.filter(
+            structure_id__in=list(book.destroyed), status=ChangeStatus.PENDING
+        ).update(status=ChangeStatus.VOID, outcome="The haven no longer stands.", applied_at=now)
+
+
+def _games_up_to(cycle: Cycle) -> list[Game]:
+    game = cycle.game
+    return list(
+        Game.objects.filter(chronicle_id=cycle.chronicle_id)
+        .filter(Q(date__lt=game.date) | Q(date=game.date, number__lte=game.number))
+        .order_by("date", "number")
+    )
+
+
+@transaction.atomic
+def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
+    """HAV-06: owners whose player missed the last `forsake_after_absent_games` games of the
+    chronicle, up to this cycle's game, forsake every structure they own (applied at once)."""
+    now = _now(now)
+    games = _games_up_to(cycle)
+    house = cycle.chronicle.house_rules
+    owned = list(
+        Ownership.objects.filter(
+            structure__chronicle_id=cycle.chronicle_id,
+            ended_at__isnull=True,
+            character__player__isnull=False,
+        )
+        .exclude(structure__status=StructureStatus.DESTROYED)
+        .values_list("structure_id", "character_id", "character__player_id", "started_at")
+    )
+    players = {player for _, _, player, _ in owned}
+    attended: dict[int, set[int]] = defaultdict(set)
+    for player_id, game_id in Attendance.objects.filter(
+        player_id__in=players, game__in=games
+    ).values_list("player_id", "game_id"):
+        attended[player_id].add(game_id)
+    absent_players = {
+        player
+        for player in players
+        if rules.forsaken_by_absence(
+            [g.pk in attended[player] for g in games],
+            **settings_for(rules.forsaken_by_absence, house),
+        )
+    }
+    leaving = [(s, c) for s, c, p, _ in owned if p in absent_players]
+    book = _OwnerBook(cycle=cycle, now=now, structure_ids={s for s, _ in leaving})
+    changes = []
+    for sid, character_id in sorted(leaving):
+        if not (book.standing(sid) and character_id in book.owners[sid]):
+            continue
+        outcome = book.forsake(sid, character_id, "Forsaken after absence (HAV-06).")
+        changes.append(
+            OwnershipChange(
+                structure_id=sid,
+                kind=ChangeKind.ABSENCE,
+                cycle=cycle,
+                from_character_id=character_id,
+                status=ChangeStatus.APPLIED,
+                note="The owner's player was absent from play too long (HAV-06).",
+                requested_at=now,
+                applied_at=now,
+                outcome=outcome,
+            )
+        )
+    book.flush()
+    _void_changes_of_destroyed(book, now)
+    OwnershipChange.objects.bulk_create(changes)
+    return {"forsaken": len(changes), "destroyed": len(book.destroyed)}
+
+
+@transaction.atomic
+def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
+    """HAV-07: thieves who controlled a structure for the last `theft_control_games` games up
+    to this cycle's game own it; the previous owners lose it and every alarm and lock becomes
+    inoperative. Once per structure and theft: a structure its thieves already own is skipped."""
+    now = _now(now)
+    games = _games_up_to(cycle)
+    house = cycle.chronicle.house_rules
+    controls = list(
+        TheftControl.objects.filter(structure__chronicle_id=cycle.chronicle_id, game__in=games)
+        .exclude(structure__status=StructureStatus.DESTROYED)
+        .prefetch_related("thieves")
+    )
+    by_structure: dict[int, dict[int, TheftControl]] = defaultdict(dict)
+    for control in controls:
+        by_structure[control.structure_id][control.game_id] = control
+    latest_game = games[-1].pk if games else None
+    taken: dict[int, set[int]] = {}
+    for sid, per_game in by_structure.items():
+        if latest_game not in per_game:
+            continue
+        if rules.theft_completes(
+            [g.pk in per_game for g in games], **settings_for(rules.theft_completes, house)
+        ):
+            taken[sid] = {t.pk for t in per_game[latest_game].thieves.all()}
+    book = _OwnerBook(cycle=cycle, now=now, structure_ids=taken)
+    changes = []
+    stolen = []
+    for sid, thieves in sorted(taken.items()):
+        if not book.standing(sid) or set(book.owners[sid]) == thieves or not thieves:
+            continue
+        for owner in list(book.owners[sid]):
+            if owner not in thieves:
+                book.end(sid, owner, "Taken by theft (HAV-07).")
+        for thief in sorted(thieves):
+            book.start(sid, thief, OwnershipHow.THEFT)
+        stolen.append(sid)
+        changes.append(
+            OwnershipChange(
+                structure_id=sid,
+                kind=ChangeKind.THEFT,
+                cycle=cycle,
+                status=ChangeStatus.APPLIED,
+                note="Controlled by thieves (HAV-07).",
+                requested_at=now,
+                applied_at=now,
+                outcome=(
+                    f"Taken by {len(thieves)} thief/thieves; every alarm and lock is "
+                    "inoperative (HAV-07)."
+                ),
+            )
+        )
+    book.flush()
+    disabled = (
+        Attribute.objects.filter(
+            structure_id__in=stolen, kind__in=sorted(rules.ATTRIBUTES_DISABLED_BY_THEFT)
+        )
+        .exclude(state=AttributeState.INOPERATIVE)
+        .update(state=AttributeState.INOPERATIVE)
+    )
+    OwnershipChange.objects.bulk_create(changes)
+    return {"stolen": len(stolen), "attributes_disabled": disabled}
+
+
+@transaction.atomic
+def construction_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
+    """HAV-02/HAV-10..24: every fully paid project takes effect in this downtime: attributes
+    are built (one row per unit of a countable kind; points added to the structure's one
+    resistance or reinforcement row), repairs make their attribute work again, and planned
+    structures that have an owner stand."""
+    now = _now(now)
+    projects = list(
+        Project.objects.select_for_update()
+        .filter(structure__chronicle_id=cycle.chronicle_id, status=ProjectStatus.PAID)
+        .exclude(structure__status=StructureStatus.DESTROYED)
+        .order_by("pk")
+    )
+    builds = [p for p in projects if p.kind == ProjectKind.ATTRIBUTE]
+    repairs = [p for p in projects if p.kind == ProjectKind.REPAIR]
+    new_rows: list[Attribute] = []
+    points_rows = {
+        (a.structure_id, a.kind): a
+        for a in Attribute.objects.filter(
+            structure_id__in={p.structure_id for p in builds},
+            kind__in=list(rules.POINTS_PER_UNIT),
+        ).order_by("pk")
+    }
+    grown: dict[int, Attribute] = {}
+    for project in builds:
+        kind = project.attribute_kind
+        if kind in COUNTABLE_KINDS:
+            unit = rules.attribute_cost(kind, 1)
+            new_rows.extend(
+                Attribute(
+                    structure_id=project.structure_id,
+                    kind=kind,
+                    quantity=1,
+                    cost=unit,
+                    trigger=project.trigger,
+                    effect=project.effect,
+                    built_cycle=cycle,
+                    created_at=now,
+                )
+                for _ in range(project.quantity)
+            )
+            continue
+        row = points_rows.get((project.structure_id, kind))
+        if row is None:
+            row = Attribute(
+                structure_id=project.structure_id,
+                kind=kind,
+                quantity=0,
+                cost=0,
+                built_cycle=cycle,
+                created_at=now,
+            )
+            points_rows[(project.structure_id, kind)] = row
+            new_rows.append(row)
+        row.quantity += project.quantity
+        row.cost += project.cost
+        if row.pk:
+            grown[row.pk] = row
+    Attribute.objects.bulk_create(new_rows)
+    Attribute.objects.bulk_update(list(grown.values()), ["quantity", "cost"])
+    repaired = Attribute.objects.filter(pk__in=[p.repair_of_id for p in repairs]).update(
+        state=AttributeState.ACTIVE
+    )
+    done = Project.objects.filter(
+        pk__in=[p.pk for p in projects], status=ProjectStatus.PAID
+    ).update(status=ProjectStatus.DONE, done_at=now, done_cycle=cycle)
+    owned = Ownership.objects.filter(structure=OuterRef("pk"), ended_at__isnull=True)
+    standing = Structure.objects.filter(
+        Exists(owned), chronicle_id=cycle.chronicle_id, status=StructureStatus.PLANNED
+    ).update(status=StructureStatus.STANDING, built_cycle=cycle)
+    return {
+        "projects_done": done,
+        "attributes_built": len(new_rows) + len(grown),
+        "repaired": repaired,
+        "structures_built": standing,
+    }

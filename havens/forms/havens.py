@@ -1,0 +1,250 @@
+"""Forms of havens' ownership and construction pages: their shape only; the services check the
+house rules (HAV-01..24) and the pages show each problem beside its field."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from characters.models import INFLUENCE_CHOICES, Character
+from characters.models import Status as CharacterStatus
+from chronicle.access import is_staff
+from chronicle.models import Game, Membership
+
+from .. import access, rules
+from ..models import AlarmEffect, AlarmTrigger, Ownership, Structure, StructureKind
+from ..services.ownership import MAX_QUANTITY, NAME_MAX, AttributeRequest
+
+ALARM_ROWS = 4
+QUANTITY_KINDS = [kind for kind in rules.ATTRIBUTE_KINDS if kind != "alarm"]
+ONCE = rules.ONCE_PER_STRUCTURE
+HELP = {
+    "influence_resistance": "Points, in steps of 3 (1 influence each).",
+    "reinforcement": "Points, in steps of 10 (1 influence each).",
+    "exit": "At most 5 on a crypt; none on a mobile haven.",
+    "hiding": "Doubles hiding points; not with Mobility.",
+    "mobility": "Not with Hiding, reinforcement or exits.",
+}
+
+
+def quantity_field(kind: str) -> str:
+    return f"q_{kind}"
+
+
+def character_choices(membership: Membership) -> QuerySet[Character]:
+    """Who a member may act for: a player their own active approved characters (and those in
+    torpor or staked, who still own havens); storytellers any character of the chronicle."""
+    characters = access.acting_characters(membership)
+    return characters.only("pk", "name").order_by("name", "pk")
+
+
+def owner_choices(membership: Membership, structure: Structure) -> QuerySet[Character]:
+    """The member's characters that may act on this structure as owners (HAV-02); for a plan
+    nobody owns yet, the designer's player's characters."""
+    owners = Ownership.objects.filter(structure=structure, ended_at__isnull=True)
+    characters = character_choices(membership)
+    if owners.exists():
+        return characters.filter(pk__in=owners.values("character_id"))
+    designer = structure.designed_by
+    if designer is None:
+        return characters.none()
+    return characters.filter(player_id=designer.player_id).exclude(player__isnull=True)
+
+
+class _AttributesMixin(forms.Form):
+    """A quantity per attribute kind and a few alarm rows, each with a trigger and an effect."""
+
+    def add_attribute_fields(self) -> None:
+        for kind in QUANTITY_KINDS:
+            label = kind.replace("_", " ").capitalize()
+            self.fields[quantity_field(kind)] = forms.IntegerField(
+                label=label,
+                min_value=0,
+                max_value=1 if kind in ONCE else MAX_QUANTITY,
+                required=False,
+                help_text=HELP.get(kind, ""),
+                widget=forms.NumberInput(attrs={"size": 4}),
+            )
+        for row in range(ALARM_ROWS):
+            self.fields[f"alarm_trigger_{row}"] = forms.ChoiceField(
+                label=f"Alarm {row + 1}: trigger",
+                choices=[("", "—"), *AlarmTrigger.choices],
+                required=False,
+            )
+            self.fields[f"alarm_effect_{row}"] = forms.ChoiceField(
+                label=f"Alarm {row + 1}: effect",
+                choices=[("", "—"), *AlarmEffect.choices],
+                required=False,
+            )
+
+    def attribute_requests(self) -> list[AttributeRequest]:
+        data = getattr(self, "cleaned_data", {})
+        requests = [
+            AttributeRequest(kind, data[quantity_field(kind)])
+            for kind in QUANTITY_KINDS
+            if data.get(quantity_field(kind))
+        ]
+        for row in range(ALARM_ROWS):
+            trigger = data.get(f"alarm_trigger_{row}") or ""
+            effect = data.get(f"alarm_effect_{row}") or ""
+            if trigger or effect:
+                requests.append(AttributeRequest("alarm", 1, trigger, effect))
+        return requests
+
+    def quantity_fields(self) -> list[forms.BoundField]:
+        return [self[quantity_field(kind)] for kind in QUANTITY_KINDS]
+
+    def alarm_rows(self) -> list[tuple[forms.BoundField, forms.BoundField]]:
+        return [
+            (self[f"alarm_trigger_{row}"], self[f"alarm_effect_{row}"]) for row in range(ALARM_ROWS)
+        ]
+
+
+class DesignForm(_AttributesMixin):
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Designed by")
+    kind = forms.ChoiceField(label="Kind", choices=StructureKind.choices)
+    outer = forms.ModelChoiceField(
+        queryset=Structure.objects.none(),
+        label="Inside (crypts only)",
+        required=False,
+        help_text="A crypt is built inside an outer haven one of your characters owns.",
+    )
+    name = forms.CharField(label="Name", max_length=NAME_MAX)
+    location = forms.CharField(
+        label="Location",
+        max_length=300,
+        help_text="Where it is: the one thing a search that finds it reveals (HAV-25b).",
+    )
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
+
+    def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = character_choices(membership)  # type: ignore[attr-defined]
+        outers = access.structures_visible_to(membership).filter(
+            kind=StructureKind.OUTER, status="standing"
+        )
+        if not is_staff(membership):
+            outers = outers.filter(
+                ownerships__ended_at__isnull=True,
+                ownerships__character__player_id=membership.user_id,
+            ).distinct()
+        self.fields["outer"].queryset = outers.only("pk", "name").order_by("name", "pk")  # type: ignore[attr-defined]
+        self.add_attribute_fields()
+
+
+class UpgradeForm(_AttributesMixin):
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Ordered by")
+    version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    def __init__(
+        self, *args: Any, membership: Membership, structure: Structure, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = owner_choices(membership, structure)  # type: ignore[attr-defined]
+        self.fields["version"].initial = structure.version
+        self.add_attribute_fields()
+
+
+def _key() -> str:
+    return uuid.uuid4().hex
+
+
+class ContributeForm(forms.Form):
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Who pays")
+    influence = forms.ChoiceField(label="Influence", choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label="Points", min_value=1, max_value=MAX_QUANTITY)
+    # One key per form shown: a double click or a resubmission pays once.
+    key = forms.CharField(widget=forms.HiddenInput, max_length=40)
+
+    def __init__(
+        self, *args: Any, membership: Membership, structure: Structure, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = owner_choices(membership, structure)  # type: ignore[attr-defined]
+        self.fields["key"].initial = _key()
+
+
+class OwnerActionForm(forms.Form):
+    """Repairs, cancelling a project, forsaking, a crypt vote: which character of yours acts."""
+
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="As")
+
+    def __init__(
+        self,
+        *args: Any,
+        membership: Membership,
+        structure: Structure,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["character"].queryset = owner_choices(membership, structure)  # type: ignore[attr-defined]
+
+
+class HandOverForm(OwnerActionForm):
+    """HAV-05: a transfer or a will. Players name the recipient in words; storytellers may
+    also pick the character."""
+
+    to_name = forms.CharField(
+        label="To (their character's name)",
+        max_length=NAME_MAX,
+        required=False,
+        help_text="An ST confirms the recipient if the name is not exact.",
+    )
+    to_character = forms.ModelChoiceField(
+        queryset=Character.objects.none(), label="Or pick the character", required=False
+    )
+    note = forms.CharField(
+        label="Note for the STs", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+
+    def __init__(self, *args: Any, membership: Membership, structure: Structure, **kw: Any):
+        super().__init__(*args, membership=membership, structure=structure, **kw)
+        if is_staff(membership):
+            self.fields["to_character"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
+                chronicle=membership.chronicle, status=CharacterStatus.ACTIVE
+            ).order_by("name")
+        else:
+            del self.fields["to_character"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("to_name") and not data.get("to_character"):
+            self.add_error("to_name", "Give the recipient's character name.")
+        return data
+
+
+class TheftControlForm(forms.Form):
+    game = forms.ModelChoiceField(queryset=Game.objects.none(), label="Game")
+    thieves = forms.ModelMultipleChoiceField(queryset=Character.objects.none(), label="Thieves")
+
+    def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["game"].queryset = Game.objects.filter(  # type: ignore[attr-defined]
+            chronicle=membership.chronicle
+        ).order_by("-date")
+        self.fields["thieves"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
+            chronicle=membership.chronicle
+        ).order_by("name")
+
+
+class DestroyForm(forms.Form):
+    note = forms.CharField(label="Ruling", widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class ListFilterForm(forms.Form):
+    status = forms.ChoiceField(
+        choices=[
+            ("", "Any status"),
+            ("planned", "Planned"),
+            ("standing", "Standing"),
+            ("destroyed", "Destroyed"),
+        ],
+        required=False,
+    )
+    kind = forms.ChoiceField(choices=[("", "Any kind"), *StructureKind.choices], required=False)
+    owner = forms.CharField(label="Owner name", max_length=NAME_MAX, required=False)

@@ -1,0 +1,346 @@
+"""The downtime's haven steps (DT-10 order): ownership changes (HAV-03/05/06), forsaking after
+absence (HAV-06), theft (HAV-07) and construction (HAV-02, HAV-10..24). Each step run twice has
+the effects of one run: the rows' digest does not change."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from chronicle import services as chronicle_services
+from chronicle.models import Attendance
+from havens.models import (
+    Attribute,
+    AttributeState,
+    ChangeKind,
+    ChangeStatus,
+    DestroyedBy,
+    Ownership,
+    OwnershipChange,
+    OwnershipHow,
+    Project,
+    ProjectKind,
+    ProjectStatus,
+    Structure,
+    StructureStatus,
+    TheftControl,
+)
+from havens.services import ownership as services
+
+pytestmark = [pytest.mark.django_db]
+NOW = dt.datetime(2024, 3, 20, 20, 0, tzinfo=dt.UTC)
+
+
+def digest() -> list[Any]:
+    return [
+        list(Structure.objects.order_by("pk").values_list("pk", "status", "destroyed_by")),
+        list(
+            Ownership.objects.order_by("pk").values_list(
+                "pk", "structure_id", "character_id", "how", "ended_at"
+            )
+        ),
+        list(OwnershipChange.objects.order_by("pk").values_list("pk", "kind", "status", "outcome")),
+        list(
+            Attribute.objects.order_by("pk").values_list("pk", "kind", "quantity", "state", "cost")
+        ),
+        list(Project.objects.order_by("pk").values_list("pk", "status", "done_cycle")),
+    ]
+
+
+@pytest.fixture
+def cast(world: Any, make_character: Any) -> dict[str, Any]:
+    alice = make_character("Lucien", player="player_alice")
+    bob = make_character("Bastien", player="player_bob", clan="brujah")
+    carl = make_character("Carl", player=None, status="npc")
+
+    def structure(name: str, *owners: Any, **extra: Any) -> Structure:
+        s = Structure.objects.create(
+            chronicle=world.chronicle,
+            kind=extra.pop("kind", "outer"),
+            name=name,
+            location=name,
+            status=extra.pop("status", StructureStatus.STANDING),
+            created_at=NOW,
+            **extra,
+        )
+        for owner in owners:
+            Ownership.objects.create(structure=s, character=owner, how="built", started_at=NOW)
+        return s
+
+    return {
+        "alice": alice,
+        "bob": bob,
+        "carl": carl,
+        "structure": structure,
+        "cycle": world.game.cycle,
+        "world": world,
+        "a": world.users["player_alice"],
+        "b": world.users["player_bob"],
+        "st": world.users["storyteller"],
+    }
+
+
+def _owners(structure: Structure) -> set[str]:
+    return set(
+        Ownership.objects.filter(structure=structure, ended_at__isnull=True).values_list(
+            "character__name", flat=True
+        )
+    )
+
+
+def _twice(step: Any, cycle: Any) -> dict[str, int]:
+    first = step(cycle=cycle, now=NOW)
+    before = digest()
+    step(cycle=cycle, now=NOW + dt.timedelta(hours=1))
+    assert digest() == before
+    return first
+
+
+# --- Ownership changes -----------------------------------------------------------------------
+
+
+def test_transfer_applies_once(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["alice"])
+    change = services.structure_transfer_request(
+        structure=manor, from_character=cast["alice"], by=cast["a"], to_name="Bastien"
+    )
+    summary = _twice(services.ownership_changes_apply, cast["cycle"])
+    assert summary["applied"] == 1
+    assert _owners(manor) == {"Bastien"}
+    change.refresh_from_db()
+    assert change.status == ChangeStatus.APPLIED and "Bastien" in change.outcome
+    new = Ownership.objects.get(structure=manor, ended_at__isnull=True)
+    assert new.how == OwnershipHow.TRANSFER and new.started_cycle == cast["cycle"]
+
+
+def test_transfer_without_a_linked_recipient_is_void(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["alice"])
+    change = services.structure_transfer_request(
+        structure=manor, from_character=cast["alice"], by=cast["a"], to_name="Nobody"
+    )
+    _twice(services.ownership_changes_apply, cast["cycle"])
+    change.refresh_from_db()
+    assert change.status == ChangeStatus.VOID and _owners(manor) == {"Lucien"}
+
+
+def test_exclusive_owner_forsaking_destroys_the_outer_and_its_crypts(
+    cast: dict[str, Any],
+) -> None:
+    manor = cast["structure"]("Manor", cast["alice"])
+    cellar = cast["structure"]("Cellar", cast["bob"], kind="crypt", outer=manor)
+    bobs = services.structure_transfer_request(
+        structure=cellar, from_character=cast["bob"], by=cast["b"], to_name="Lucien"
+    )
+    services.structure_forsake_request(structure=manor, character=cast["alice"], by=cast["a"])
+    # Bob asked first, so his transfer applies, then the forsaking destroys the crypt.
+    OwnershipChange.objects.filter(pk=bobs.pk).update(requested_at=NOW - dt.timedelta(days=1))
+    summary = _twice(services.ownership_changes_apply, cast["cycle"])
+    manor.refresh_from_db()
+    cellar.refresh_from_db()
+    assert (manor.status, manor.destroyed_by) == ("destroyed", DestroyedBy.FORSAKEN)
+    assert (cellar.status, cellar.destroyed_by) == ("destroyed", DestroyedBy.OUTER_FORSAKEN)
+    assert summary["destroyed"] == 2
+    assert not Ownership.objects.filter(ended_at__isnull=True).exists()
+
+
+def test_partial_owner_forsaking_leaves_the_other_exclusive(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["alice"], cast["carl"])
+    change = services.structure_forsake_request(
+        structure=manor, character=cast["alice"], by=cast["a"]
+    )
+    _twice(services.ownership_changes_apply, cast["cycle"])
+    change.refresh_from_db()
+    assert "exclusive" in change.outcome
+    assert _owners(manor) == {"Carl"}
+    manor.refresh_from_db()
+    assert manor.status == StructureStatus.STANDING
+
+
+def test_crypt_vote_destroys_the_crypt(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["alice"])
+    cellar = cast["structure"]("Cellar", cast["bob"], kind="crypt", outer=manor)
+    services.crypt_destroy_vote(crypt=cellar, voter=cast["alice"], by=cast["a"])
+    later = services.structure_forsake_request(
+        structure=cellar, character=cast["bob"], by=cast["b"]
+    )
+    _twice(services.ownership_changes_apply, cast["cycle"])
+    cellar.refresh_from_db()
+    assert cellar.destroyed_by == DestroyedBy.CRYPT_VOTE
+    later.refresh_from_db()
+    assert later.status == ChangeStatus.VOID
+
+
+def test_will_applies_on_death_and_dead_owners_without_a_will_forsake(
+    cast: dict[str, Any],
+) -> None:
+    manor = cast["structure"]("Manor", cast["alice"])
+    lair = cast["structure"]("Lair", cast["carl"])
+    will = services.structure_will_set(
+        structure=manor, from_character=cast["alice"], by=cast["a"], to_name="Bastien"
+    )
+    services.ownership_changes_apply(cycle=cast["cycle"], now=NOW)
+    will.refresh_from_db()
+    assert will.status == ChangeStatus.PENDING  # Alice lives
+    cast["alice"].status = "dead"
+    cast["alice"].save()
+    cast["carl"].died_on = dt.date(2024, 3, 15)
+    cast["carl"].save()
+    summary = _twice(services.ownership_changes_apply, cast["cycle"])
+    assert summary["died_without_will"] == 1
+    assert _owners(manor) == {"Bastien"}
+    lair.refresh_from_db()
+    assert lair.status == StructureStatus.DESTROYED
+    assert OwnershipChange.objects.get(structure=lair).kind == ChangeKind.FORSAKE
+
+
+# --- Forsaking after absence -----------------------------------------------------------------
+
+
+def _games(world: Any, count: int) -> list[Any]:
+    games = [world.game]
+    for i in range(1, count):
+        games.append(
+            chronicle_services.game_create(
+                chronicle=world.chronicle, date=world.game.date + dt.timedelta(days=28 * i)
+            )
+        )
+    return games
+
+
+def test_absent_for_six_games_forsakes(cast: dict[str, Any]) -> None:
+    world = cast["world"]
+    games = _games(world, 6)
+    manor = cast["structure"]("Manor", cast["alice"])
+    shared = cast["structure"]("Shared", cast["alice"], cast["bob"])
+    Attendance.objects.create(
+        game=games[3], player=world.users["player_bob"], recorded_by=cast["st"], recorded_at=NOW
+    )
+    summary = _twice(services.forsaking_resolve, games[-1].cycle)
+    assert summary == {"forsaken": 2, "destroyed": 1}
+    assert _owners(shared) == {"Bastien"}
+    manor.refresh_from_db()
+    assert manor.status == StructureStatus.DESTROYED
+    assert set(OwnershipChange.objects.values_list("kind", flat=True)) == {ChangeKind.ABSENCE}
+
+
+def test_attending_resets_the_count(cast: dict[str, Any]) -> None:
+    world = cast["world"]
+    games = _games(world, 6)
+    manor = cast["structure"]("Manor", cast["alice"])
+    Attendance.objects.create(
+        game=games[3], player=world.users["player_alice"], recorded_by=cast["st"], recorded_at=NOW
+    )
+    assert services.forsaking_resolve(cycle=games[-1].cycle, now=NOW)["forsaken"] == 0
+    assert _owners(manor) == {"Lucien"}
+
+
+# --- Theft -----------------------------------------------------------------------------------
+
+
+def test_two_games_of_control_make_the_thieves_owners(cast: dict[str, Any]) -> None:
+    world = cast["world"]
+    games = _games(world, 2)
+    manor = cast["structure"]("Manor", cast["alice"])
+    alarm = Attribute.objects.create(
+        structure=manor, kind="alarm", cost=5, trigger="attack", effect="silent", created_at=NOW
+    )
+    seals = Attribute.objects.create(structure=manor, kind="seals", cost=10, created_at=NOW)
+    services.theft_control_record(
+        structure=manor, game=games[0], thieves=[cast["bob"]], by=cast["st"]
+    )
+    assert services.theft_resolve(cycle=games[0].cycle, now=NOW)["stolen"] == 0
+    services.theft_control_record(
+        structure=manor, game=games[1], thieves=[cast["bob"]], by=cast["st"]
+    )
+    summary = _twice(services.theft_resolve, games[1].cycle)
+    assert summary == {"stolen": 1, "attributes_disabled": 1}
+    assert _owners(manor) == {"Bastien"}
+    alarm.refresh_from_db()
+    seals.refresh_from_db()
+    assert alarm.state == AttributeState.INOPERATIVE and seals.state == AttributeState.ACTIVE
+    assert Ownership.objects.get(structure=manor, ended_at__isnull=True).how == "theft"
+
+
+def test_theft_needs_consecutive_games_up_to_the_latest(cast: dict[str, Any]) -> None:
+    world = cast["world"]
+    games = _games(world, 3)
+    manor = cast["structure"]("Manor", cast["alice"])
+    for game in (games[0], games[2]):
+        TheftControl.objects.create(
+            structure=manor, game=game, recorded_by=cast["st"], recorded_at=NOW
+        ).thieves.set([cast["bob"]])
+    assert services.theft_resolve(cycle=games[2].cycle, now=NOW)["stolen"] == 0
+
+
+# --- Construction ----------------------------------------------------------------------------
+
+
+def _paid(structure: Structure, kind: str, quantity: int, cost: int, by: Any, **extra: Any):
+    return Project.objects.create(
+        structure=structure,
+        kind=extra.pop("project_kind", ProjectKind.ATTRIBUTE),
+        attribute_kind=kind,
+        quantity=quantity,
+        cost=cost,
+        paid=cost,
+        status=ProjectStatus.PAID,
+        requested_by=by,
+        created_at=NOW,
+        **extra,
+    )
+
+
+def test_paid_projects_are_built_once(cast: dict[str, Any]) -> None:
+    alice = cast["alice"]
+    plan = cast["structure"]("Plan", alice, status=StructureStatus.PLANNED)
+    orphan = cast["structure"]("Orphan", status=StructureStatus.PLANNED)
+    manor = cast["structure"]("Manor", alice)
+    wall = Attribute.objects.create(
+        structure=manor, kind="reinforcement", quantity=20, cost=2, created_at=NOW
+    )
+    lock = Attribute.objects.create(
+        structure=manor, kind="two_way_lock", cost=2, state="destroyed", created_at=NOW
+    )
+    _paid(plan, "two_way_lock", 3, 6, alice)
+    _paid(plan, "alarm", 1, 5, alice, trigger="penetration", effect="page")
+    _paid(plan, "influence_resistance", 9, 3, alice)
+    _paid(manor, "reinforcement", 30, 3, alice)
+    _paid(manor, "two_way_lock", 1, 1, alice, project_kind=ProjectKind.REPAIR, repair_of=lock)
+    open_one = Project.objects.create(
+        structure=manor,
+        kind=ProjectKind.ATTRIBUTE,
+        attribute_kind="camera",
+        cost=1,
+        requested_by=alice,
+        created_at=NOW,
+    )
+    summary = _twice(services.construction_resolve, cast["cycle"])
+    assert summary == {
+        "projects_done": 5,
+        "attributes_built": 6,
+        "repaired": 1,
+        "structures_built": 1,
+    }
+    plan.refresh_from_db()
+    orphan.refresh_from_db()
+    assert (plan.status, plan.built_cycle) == (StructureStatus.STANDING, cast["cycle"])
+    assert orphan.status == StructureStatus.PLANNED
+    built = list(plan.attributes.values_list("kind", "quantity", "cost", "trigger"))
+    assert sorted(built) == [
+        ("alarm", 1, 5, "penetration"),
+        ("influence_resistance", 9, 3, ""),
+        ("two_way_lock", 1, 2, ""),
+        ("two_way_lock", 1, 2, ""),
+        ("two_way_lock", 1, 2, ""),
+    ]
+    wall.refresh_from_db()
+    lock.refresh_from_db()
+    assert (wall.quantity, wall.cost) == (50, 5)
+    assert lock.state == AttributeState.ACTIVE
+    open_one.refresh_from_db()
+    assert open_one.status == ProjectStatus.OPEN
+    assert set(Project.objects.exclude(pk=open_one.pk).values_list("status", flat=True)) == {
+        ProjectStatus.DONE
+    }
