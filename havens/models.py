@@ -251,6 +251,10 @@ class Attribute(models.Model):
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of {self.structure}"
 
+    @property
+    def needs_repair(self) -> bool:
+        return rules.needs_repair(self.kind, self.state)
+
 
 class ProjectKind(models.TextChoices):
     ATTRIBUTE = "attribute", "Add an attribute"

@@ -134,6 +134,22 @@ ATTRIBUTE_COSTS: Mapping[str, int] = {
     "seals": 10,  # HAV-22
 }
 ATTRIBUTE_KINDS: tuple[str, ...] = tuple(ATTRIBUTE_COSTS)
+# The row of SPEC's attribute table each kind comes from, so every refusal names its rule.
+ATTRIBUTE_RULE_IDS: Mapping[str, str] = {
+    "alarm": "HAV-10",
+    "exit": "HAV-11",
+    "camera": "HAV-12",
+    "recorder": "HAV-13",
+    "hiding": "HAV-14",
+    "influence_resistance": "HAV-15",
+    "two_way_lock": "HAV-16",
+    "one_way_lock": "HAV-17",
+    "timelock": "HAV-18",
+    "mobility": "HAV-19",
+    "monitor": "HAV-20",
+    "reinforcement": "HAV-21",
+    "seals": "HAV-22",
+}
 RESISTANCE_POINTS_PER_INFLUENCE = 3  # HAV-15
 REINFORCEMENT_POINTS_PER_INFLUENCE = 10  # HAV-21
 POINTS_PER_UNIT: Mapping[str, int] = {
@@ -162,12 +178,15 @@ def attribute_cost(kind: str, quantity: int = 1) -> int:
     _kind(kind)
     _int("quantity", quantity, minimum=1)
     if kind in ONCE_PER_STRUCTURE and quantity != 1:
-        raise ValueError(f"{kind} is bought once per structure; the quantity must be 1.")
+        raise ValueError(
+            f"{kind} is bought once per structure; the quantity must be 1 "
+            f"({ATTRIBUTE_RULE_IDS[kind]})."
+        )
     per_unit = POINTS_PER_UNIT.get(kind, 1)
     if quantity % per_unit:
         raise ValueError(
             f"{kind} is bought in steps of {per_unit} points (1 influence each); "
-            f"{quantity} is not a multiple of {per_unit}."
+            f"{quantity} is not a multiple of {per_unit} ({ATTRIBUTE_RULE_IDS[kind]})."
         )
     return ATTRIBUTE_COSTS[kind] * (quantity // per_unit)
 
@@ -181,6 +200,25 @@ def repair_cost(original_cost: int) -> int:
     """HAV-24: repairing a destroyed lock or breached reinforcement costs half the original
     construction cost. INTERPRETATION: rounded up (5 → 3)."""
     return math.ceil(_int("original_cost", original_cost) / 2)
+
+
+# HAV-16 / HAV-21 / HAV-24: only two-way locks can be destroyed and only reinforcement
+# breached; every other attribute is indestructible. A bypassed lock is intact.
+REPAIRABLE_STATES: Mapping[str, frozenset[str]] = {
+    "two_way_lock": frozenset({"destroyed"}),
+    "reinforcement": frozenset({"breached"}),
+}
+
+
+def needs_repair(kind: str, state: str) -> bool:
+    """HAV-24: whether an attribute in this state waits for a repair (destroyed two-way lock,
+    breached reinforcement)."""
+    return state in REPAIRABLE_STATES.get(_kind(kind), frozenset())
+
+
+def is_destructible(kind: str) -> bool:
+    """HAV-10..22: "indestructible" attributes never need repair."""
+    return _kind(kind) in REPAIRABLE_STATES
 
 
 MAX_EXITS_PER_CRYPT = 5  # HAV-11
@@ -210,10 +248,12 @@ def design_problems(
     problems: list[str] = []
     for kind in sorted(ONCE_PER_STRUCTURE):
         if attributes.get(kind, 0) > 1:
-            problems.append(f"A structure has at most one {kind}.")
+            problems.append(f"A structure has at most one {kind} ({ATTRIBUTE_RULE_IDS[kind]}).")
     for kind, per_unit in POINTS_PER_UNIT.items():
         if attributes.get(kind, 0) % per_unit:
-            problems.append(f"{kind} comes in steps of {per_unit} points.")
+            problems.append(
+                f"{kind} comes in steps of {per_unit} points ({ATTRIBUTE_RULE_IDS[kind]})."
+            )
     has_mobility = attributes.get("mobility", 0) > 0
     mobile = has_mobility or (inside_mobile_haven and crypt_in_mobile_haven_is_mobile)
     where = "A mobile haven" if has_mobility else "A crypt inside a mobile haven"

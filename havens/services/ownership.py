@@ -57,17 +57,6 @@ from ..models import (
 MAX_QUANTITY = 100  # a form's bound, not a rule: nobody buys 100 cameras by mistake twice
 NAME_MAX = 120
 
-# Glue for messages: the rule each attribute's row of the HAV table carries, so a rules
-# sentence without an ID ("comes in steps of 3 points") still names one.
-ATTRIBUTE_RULE_IDS: Mapping[str, str] = {
-    kind: f"HAV-{number}" for number, kind in enumerate(rules.ATTRIBUTE_KINDS, start=10)
-}
-# HAV-24 names what can be repaired: destroyed (or bypassed) two-way locks and breached
-# reinforcement; every other attribute is indestructible (HAV-10..22).
-REPAIRABLE_STATES: Mapping[str, frozenset[str]] = {
-    "two_way_lock": frozenset({AttributeState.DESTROYED, AttributeState.BYPASSED}),
-    "reinforcement": frozenset({AttributeState.BREACHED}),
-}
 COUNTABLE_KINDS = frozenset(rules.ATTRIBUTE_KINDS) - frozenset(rules.POINTS_PER_UNIT)
 NO_OPEN_CYCLE = "No downtime is open; {what} waits for the next one ({rule})."
 UNKNOWN_OUTER = "No outer haven you may build a crypt in has that id (HAV-01)."
@@ -250,7 +239,7 @@ def design_quote(
         quote.add("outer", "Only a crypt is inside another haven (HAV-01).")
     for request in attributes:
         cost: int | None = None
-        rule_id = ATTRIBUTE_RULE_IDS.get(request.kind, "HAV-23")
+        rule_id = rules.ATTRIBUTE_RULE_IDS.get(request.kind, "HAV-23")
         try:
             cost = rules.attribute_cost(request.kind, request.quantity)
         except ValueError as exc:
@@ -522,8 +511,8 @@ def repair_request(
             {"character": ["Only a structure's owners may repair it (HAV-02, HAV-24)."]}
         )
     attribute = Attribute.objects.get(pk=attribute.pk)
-    if attribute.state not in REPAIRABLE_STATES.get(attribute.kind, frozenset()):
-        if attribute.kind not in REPAIRABLE_STATES:
+    if not rules.needs_repair(attribute.kind, attribute.state):
+        if not rules.is_destructible(attribute.kind):
             raise ValidationError(
                 f"A {attribute.get_kind_display().lower()} is indestructible: it never needs "
                 "repair (HAV-24)."

@@ -817,3 +817,37 @@ def test_hidden_object_registration(registration: dict[str, int], problem: str |
     else:
         with pytest.raises(ValueError, match=problem):
             check_hidden_object_registration(**registration)
+
+
+# --- HAV-24: what waits for a repair ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "state", "needed"),
+    [
+        pytest.param("two_way_lock", "destroyed", True, id="HAV-24-destroyed-lock"),
+        pytest.param("two_way_lock", "bypassed", False, id="HAV-16-bypassed-lock-is-intact"),
+        pytest.param("two_way_lock", "active", False, id="HAV-24-working-lock"),
+        pytest.param("reinforcement", "breached", True, id="HAV-24-breached-reinforcement"),
+        pytest.param("one_way_lock", "destroyed", False, id="HAV-17-indestructible"),
+        pytest.param(
+            "alarm", "inoperative", False, id="HAV-07-inoperative-is-replaced-not-repaired"
+        ),
+    ],
+)
+def test_needs_repair(kind: str, state: str, needed: bool) -> None:
+    assert rules.needs_repair(kind, state) is needed
+
+
+@pytest.mark.parametrize("kind", ["alarm", "exit", "hiding", "mobility", "seals", "timelock"])
+def test_indestructible_kinds(kind: str) -> None:
+    assert not rules.is_destructible(kind)
+
+
+def test_every_attribute_refusal_names_its_rule() -> None:
+    with pytest.raises(ValueError, match=r"\(HAV-15\)"):
+        rules.attribute_cost("influence_resistance", 4)
+    with pytest.raises(ValueError, match=r"\(HAV-14\)"):
+        rules.attribute_cost("hiding", 2)
+    problems = rules.design_problems(structure="outer", attributes={"reinforcement": 15})
+    assert problems == ["reinforcement comes in steps of 10 points (HAV-21)."]
