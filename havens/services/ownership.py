@@ -1172,7 +1172,8 @@ def _games_up_to(cycle: Cycle) -> list[Game]:
 @transaction.atomic
 def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
     """HAV-06: owners whose player missed the last `forsake_after_absent_games` games of the
-    chronicle, up to this cycle's game, forsake every structure they own (applied at once)."""
+    chronicle in a row, up to this cycle's game and since they became owners, forsake what
+    they own (applied at once)."""
     now = _now(now)
     games = _games_up_to(cycle)
     house = cycle.chronicle.house_rules
@@ -1191,15 +1192,18 @@ def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[s
         player_id__in=players, game__in=games
     ).values_list("player_id", "game_id"):
         attended[player_id].add(game_id)
-    absent_players = {
-        player
-        for player in players
+    tz = cycle.chronicle.tz
+    forsake_settings = settings_for(rules.forsaken_by_absence, house)
+    # Only the games since the ownership began count: games a player missed before they
+    # owned the haven (or joined the chronicle) say nothing about forsaking it.
+    leaving = [
+        (sid, character_id)
+        for sid, character_id, player, started_at in owned
         if rules.forsaken_by_absence(
-            [g.pk in attended[player] for g in games],
-            **settings_for(rules.forsaken_by_absence, house),
+            [g.pk in attended[player] for g in games if g.date >= started_at.astimezone(tz).date()],
+            **forsake_settings,
         )
-    }
-    leaving = [(s, c) for s, c, p, _ in owned if p in absent_players]
+    ]
     book = _OwnerBook(cycle=cycle, now=now, structure_ids={s for s, _ in leaving})
     changes = []
     for sid, character_id in sorted(leaving):

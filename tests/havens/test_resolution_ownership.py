@@ -209,11 +209,15 @@ def _games(world: Any, count: int) -> list[Any]:
     return games
 
 
+BEFORE_THE_FIRST_GAME = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
+
+
 def test_absent_for_six_games_forsakes(cast: dict[str, Any]) -> None:
     world = cast["world"]
     games = _games(world, 6)
     manor = cast["structure"]("Manor", cast["alice"])
     shared = cast["structure"]("Shared", cast["alice"], cast["bob"])
+    Ownership.objects.update(started_at=BEFORE_THE_FIRST_GAME)
     Attendance.objects.create(
         game=games[3], player=world.users["player_bob"], recorded_by=cast["st"], recorded_at=NOW
     )
@@ -225,10 +229,23 @@ def test_absent_for_six_games_forsakes(cast: dict[str, Any]) -> None:
     assert set(OwnershipChange.objects.values_list("kind", flat=True)) == {ChangeKind.ABSENCE}
 
 
+def test_games_before_the_ownership_do_not_count(cast: dict[str, Any]) -> None:
+    """HAV-06: six games absent in a row, but the haven was built after the first one: only
+    five count, so it is not forsaken yet; one more absence and it is."""
+    world = cast["world"]
+    games = _games(world, 7)
+    manor = cast["structure"]("Manor", cast["alice"])  # built 2024-03-20, after game 1
+    assert services.forsaking_resolve(cycle=games[5].cycle, now=NOW)["forsaken"] == 0
+    assert services.forsaking_resolve(cycle=games[6].cycle, now=NOW)["forsaken"] == 1
+    manor.refresh_from_db()
+    assert manor.status == StructureStatus.DESTROYED
+
+
 def test_attending_resets_the_count(cast: dict[str, Any]) -> None:
     world = cast["world"]
     games = _games(world, 6)
     manor = cast["structure"]("Manor", cast["alice"])
+    Ownership.objects.update(started_at=BEFORE_THE_FIRST_GAME)
     Attendance.objects.create(
         game=games[3], player=world.users["player_alice"], recorded_by=cast["st"], recorded_at=NOW
     )
