@@ -35,6 +35,7 @@ class DestroyedBy(models.TextChoices):
     FORSAKEN = "forsaken", "Forsaken (HAV-06)"
     OUTER_FORSAKEN = "outer_forsaken", "Its outer haven was forsaken (HAV-06)"
     CRYPT_VOTE = "crypt_vote", "Destroyed by the outer haven's owners (HAV-03)"
+    OUTER_DESTROYED = "outer_destroyed", "Its outer haven was destroyed"
     STORYTELLER = "storyteller", "Storyteller ruling"
 
 
@@ -161,6 +162,9 @@ class OwnershipChange(models.Model):
     to_character = models.ForeignKey(
         Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # The recipient as the player named them in words (like Search.target_name); the service
+    # or an ST links `to_character`.
+    to_name = models.CharField(max_length=120, blank=True)
     status = models.CharField(
         max_length=10, choices=ChangeStatus.choices, default=ChangeStatus.PENDING
     )
@@ -361,6 +365,8 @@ class Search(models.Model):
     created_by = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField()
     resolved_at = models.DateTimeField(null=True, blank=True)
+    # For STs: why a resolved search tested nothing (no target linked, nobody left).
+    explanation = models.CharField(max_length=300, blank=True)
     # Downtime results reach the searchers at the next game (HAV-25b); game ones at once.
     released_at = models.DateTimeField(null=True, blank=True)
 
@@ -512,12 +518,41 @@ class AlarmFiring(models.Model):
     )
     note = models.CharField(max_length=300, blank=True)
     fired_at = models.DateTimeField()
+    # Set when the firing comes from a keyed record (a lock test), so a re-send fires once.
+    key = models.CharField(max_length=120, blank=True)
 
     class Meta:
         ordering = ["-fired_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["alarm", "key"], condition=~Q(key=""), name="alarm_firing_key"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.alarm} fired"
+
+
+class LockTest(models.Model):
+    """HAV-16: one static test against a two-way lock at a game, recorded by an ST (the
+    attacker wins ties): who won, and whether a beaten lock was bypassed or destroyed."""
+
+    lock = models.ForeignKey(Attribute, on_delete=models.PROTECT, related_name="lock_tests")
+    game = models.ForeignKey(Game, on_delete=models.PROTECT, related_name="+")
+    attacker_won = models.BooleanField()
+    outcome = models.CharField(max_length=8, blank=True)  # "bypass" / "destroy" when won
+    penetrated = models.BooleanField(default=False)
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    recorded_at = models.DateTimeField()
+    key = models.CharField(max_length=120, unique=True)
+
+    class Meta:
+        ordering = ["-recorded_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Lock test on {self.lock}"
 
 
 class TheftControl(models.Model):
@@ -561,12 +596,17 @@ class HiddenObject(models.Model):
     )
     found_at = models.DateTimeField(null=True, blank=True)
     removed_at = models.DateTimeField(null=True, blank=True)
+    # The register form's token: a double submit registers one object.
+    key = models.CharField(max_length=120, blank=True)
 
     class Meta:
         ordering = ["number", "registered_at", "pk"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(number__gte=1) & Q(number__lte=10), name="hidden_object_number"
+            ),
+            models.UniqueConstraint(
+                fields=["chronicle", "key"], condition=~Q(key=""), name="hidden_object_key"
             ),
         ]
 

@@ -590,6 +590,13 @@ class HiddenObjectInputSerializer(serializers.Serializer):
     obfuscate_bid = serializers.IntegerField(min_value=0, max_value=1000)
     number = serializers.IntegerField(help_text="1 to 10 (HID-01)")
     game = _id_field(required=False, allow_null=True)
+    key = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Optional: the same key sent twice registers one object.",
+    )
 
 
 class HiddenTestSerializer(serializers.Serializer):
@@ -660,6 +667,7 @@ class HiddenObjectViewSet(
             number=data["number"],
             game=_chronicle_game(self.membership, data.get("game")),
             by=chronicle_access.acting_user(request.user),
+            key=_key(self.membership, data["key"]) if data["key"] else "",
         )
         return Response(HiddenObjectSerializer(obj).data, status=201)
 

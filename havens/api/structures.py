@@ -209,6 +209,7 @@ class HavenChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     kind = serializers.CharField(help_text="transfer, will, forsake, destroy_crypt...")
     status = serializers.CharField()
+    to_name = serializers.CharField(help_text="The recipient as named, for a transfer or will.")
     note = serializers.CharField()
 
 

@@ -211,7 +211,7 @@ class ReinforcementForm(_Keyed):
         return [self[f"test_{i}"] for i in range(1, TEST_ROWS + 1)]
 
 
-class HiddenRegisterForm(forms.Form):
+class HiddenRegisterForm(_Keyed):
     hider = _CharacterLabel(label="Hider", queryset=Character.objects.none())
     description = forms.CharField(label="Object", max_length=300)
     place = forms.CharField(label="Place (flavour)", max_length=300, required=False)

@@ -577,13 +577,6 @@ def link_by_name(*, chronicle: Chronicle | int, name: str) -> Character | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def _recipient_note(name: str, note: str) -> str:
-    # OwnershipChange has no field for a name given in words: it is kept in the note, where
-    # the ST who links the recipient reads it.
-    named = f"Recipient named: {name.strip()}" if name.strip() else ""
-    return "\n".join(part for part in (named, note.strip()) if part)
-
-
 def _require_owner(structure: Structure, character: Character, rule: str) -> None:
     if character.pk not in _owner_ids(structure):
         raise ValidationError({"from_character": [f"Only a current owner can do this ({rule})."]})
@@ -641,10 +634,12 @@ def structure_transfer_request(
         from_character=from_character,
         status=ChangeStatus.PENDING,
     ).first()
-    full_note = _recipient_note(name, note)
+    note = note.strip()
     if pending is not None:
-        if pending.to_character_id == (recipient.pk if recipient else None) and (
-            pending.note == full_note
+        if (
+            pending.to_character_id == (recipient.pk if recipient else None)
+            and pending.to_name == name
+            and pending.note == note
         ):
             return pending
         raise ValidationError(
@@ -657,7 +652,8 @@ def structure_transfer_request(
         cycle=cycle,
         from_character=from_character,
         to_character=recipient,
-        note=full_note,
+        to_name=name,
+        note=note,
         requested_by=by,
         requested_at=now,
     )
@@ -695,14 +691,14 @@ def structure_will_set(
     )
     if recipient is not None and recipient.pk == from_character.pk:
         raise ValidationError({"to_name": ["A character cannot leave a haven to itself."]})
-    full_note = _recipient_note(name, note)
+    note = note.strip()
     previous = OwnershipChange.objects.filter(
         structure=structure,
         kind=ChangeKind.WILL,
         from_character=from_character,
         status=ChangeStatus.PENDING,
     )
-    same = previous.filter(to_character=recipient, note=full_note).first()
+    same = previous.filter(to_character=recipient, to_name=name, note=note).first()
     if same is not None:
         return same
     previous.update(status=ChangeStatus.CANCELLED, outcome="Replaced by a newer will.")
@@ -712,7 +708,8 @@ def structure_will_set(
         cycle=_any_cycle(structure.chronicle_id),
         from_character=from_character,
         to_character=recipient,
-        note=full_note,
+        to_name=name,
+        note=note,
         requested_by=by,
         requested_at=now,
     )

@@ -46,6 +46,7 @@ from ..models import (
     HiddenObject,
     HiddenObjectSearch,
     InfluenceAttack,
+    LockTest,
     Ownership,
     ReinforcementAttack,
     Search,
@@ -431,6 +432,15 @@ def _resolve(searches: Sequence[Search], *, house_rules: HouseRules, now: dt.dat
     Search.objects.filter(pk__in=ids, status=SearchStatus.SUBMITTED).update(
         status=SearchStatus.RESOLVED, resolved_at=now
     )
+    # Why a search tested nothing, for the desk; one UPDATE per kind of reason, not per search.
+    unlinked = [s.pk for s in searches if s.target_id is None]
+    homeless = [s.pk for s in searches if s.target_id is not None and not outcomes[s.pk]]
+    for reasons, sentence in (
+        (unlinked, "No target was linked to this search: it found nothing."),
+        (homeless, "The target had no standing haven: nothing to find."),
+    ):
+        if reasons:
+            Search.objects.filter(pk__in=reasons, explanation="").update(explanation=sentence)
     return len(found)
 
 
@@ -782,7 +792,7 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
             status=StructureStatus.DESTROYED,
             destroyed_at=now,
             destroyed_cycle=cycle,
-            destroyed_by=DestroyedBy.INFLUENCE_ATTACK,
+            destroyed_by=DestroyedBy.OUTER_DESTROYED,
             destroyed_note="Its outer haven was destroyed by an influence attack (HAV-25c).",
         )
         Find.objects.filter(
@@ -870,6 +880,7 @@ def _fire(
     attack: ReinforcementAttack | None,
     note: str,
     now: dt.datetime,
+    key: str = "",
 ) -> list[AlarmFiring]:
     alarms = Attribute.objects.filter(
         structure=structure, kind="alarm", state=AttributeState.ACTIVE, trigger__in=list(causes)
@@ -883,6 +894,7 @@ def _fire(
                 reinforcement_attack=attack,
                 note=note[:300],
                 fired_at=now,
+                key=key,
             )
             for alarm in alarms
         ]
@@ -984,9 +996,9 @@ def lock_test_record(
     structure = Structure.objects.select_for_update().get(pk=lock.structure_id)
     _require_staff(by, structure.chronicle_id)
     lock = Attribute.objects.select_for_update().get(pk=lock.pk)
-    marker = f"[lock test {key}]"
-    if AlarmFiring.objects.filter(alarm__structure=structure, note__endswith=marker).exists():
-        return {"fired": 0, "penetrated": False, "repeat": True}
+    earlier = LockTest.objects.filter(key=key).first()
+    if earlier is not None:
+        return {"fired": 0, "penetrated": earlier.penetrated, "repeat": True}
     if lock.kind != "two_way_lock":
         raise ValidationError({"lock": "Only a two-way lock is tested (HAV-16)."})
     if game.chronicle_id != structure.chronicle_id:
@@ -1001,8 +1013,9 @@ def lock_test_record(
             [AlarmTrigger.FAILED_LOCK],
             game=game,
             attack=None,
-            note=f"Failed opening at {game} {marker}",
+            note=f"Failed opening at {game}",
             now=now,
+            key=key,
         )
     else:
         if outcome not in LOCK_OUTCOMES:
@@ -1020,9 +1033,20 @@ def lock_test_record(
                 [AlarmTrigger.PENETRATION],
                 game=game,
                 attack=None,
-                note=f"Every two-way lock beaten at {game} {marker}",
+                note=f"Every two-way lock beaten at {game}",
                 now=now,
+                key=key,
             )
+    LockTest.objects.create(
+        lock=lock,
+        game=game,
+        attacker_won=attacker_won,
+        outcome=outcome or "",
+        penetrated=penetrated,
+        recorded_by=by,
+        recorded_at=now,
+        key=key,
+    )
     return {"fired": len(fired), "penetrated": penetrated, "repeat": False}
 
 
@@ -1044,12 +1068,19 @@ def hidden_object_register(
     number: int,
     by: User,
     game: Game | None = None,
+    key: str = "",
     now: dt.datetime | None = None,
 ) -> HiddenObject:
     """HID-01: register an object hidden on site: flavour, the hider's Obfuscate bid and a
-    number 1..10 (at the influence desk: staff)."""
+    number 1..10 (at the influence desk: staff). `key` (the form's token) makes a double
+    submit register one object."""
     now = now or timezone.now()
     _require_staff(by, chronicle)
+    key = key[:120]
+    if key:
+        earlier = HiddenObject.objects.filter(chronicle=chronicle, key=key).first()
+        if earlier is not None:
+            return earlier
     if hider.chronicle_id != chronicle.pk or (game and game.chronicle_id != chronicle.pk):
         raise ValidationError("Pick a character and a game of this chronicle.")
     if not (description or "").strip():
@@ -1069,6 +1100,7 @@ def hidden_object_register(
         number=number,
         registered_by=by,
         registered_at=now,
+        key=key,
     )
 
 

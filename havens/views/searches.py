@@ -508,6 +508,7 @@ def hidden_registry(request: HttpRequest, slug: str) -> HttpResponse:
                 number=data["number"],
                 game=data.get("game"),
                 by=chronicle_access.acting_user(request.user),
+                key=f"page:{data['key']}",
             )
         except ValidationError as exc:
             _show_errors(form, exc)

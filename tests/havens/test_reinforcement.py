@@ -10,7 +10,7 @@ from django.core import mail
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from chronicle.rules import house_rules_from
-from havens.models import AlarmFiring, Attribute, AttributeState, ReinforcementAttack
+from havens.models import AlarmFiring, Attribute, AttributeState, LockTest, ReinforcementAttack
 from havens.services import searches as svc
 from havens.services.searches import AttackerEntry
 
@@ -155,6 +155,14 @@ def test_lock_tests(world: Any, make_character: Any, make_haven: Any) -> None:
     assert beaten == {"fired": 1, "penetrated": True, "repeat": False}
     lock.refresh_from_db()
     assert lock.state == AttributeState.DESTROYED
+    # The same record sent twice (a double click) is recognised, not refused as a test of a
+    # destroyed lock, and fires nothing more.
+    replay = svc.lock_test_record(
+        lock=lock, game=world.game, attacker_won=True, outcome="destroy", by=st, key="l3"
+    )
+    assert replay == {"fired": 0, "penetrated": True, "repeat": True}
+    assert AlarmFiring.objects.count() == 2
+    assert LockTest.objects.count() == 2
     with pytest.raises(ValidationError):
         svc.lock_test_record(
             lock=lock, game=world.game, attacker_won=False, outcome=None, by=st, key="l4"

@@ -340,9 +340,22 @@ def test_hidden_flow(scene: dict[str, Any]) -> None:
             "place": "bar",
             "obfuscate_bid": 5,
             "number": 4,
+            "key": "register-once",
         },
     )
     assert response.status_code == 302
+    again = st.post(
+        url("hidden_registry"),
+        {
+            "hider": scene["npc"].pk,
+            "description": "MARKOBJ",
+            "place": "bar",
+            "obfuscate_bid": 5,
+            "number": 4,
+            "key": "register-once",
+        },
+    )
+    assert again.status_code == 302  # a double submit registers one object
     obj = HiddenObject.objects.get()
     assert "MARKOBJ" in st.get(url("hidden_registry")).content.decode()
     assert world.client("player_alice").get(url("hidden_registry")).status_code == 403

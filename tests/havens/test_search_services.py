@@ -106,6 +106,7 @@ def test_unknown_name_gives_the_same_answer_and_finds_nothing(cast: dict[str, An
     assert not SearchResult.objects.filter(search=unknown).exists()
     unknown.refresh_from_db()
     assert unknown.status == SearchStatus.RESOLVED
+    assert unknown.explanation == "No target was linked to this search: it found nothing."
 
 
 def test_staff_link_then_resolve(cast: dict[str, Any]) -> None:

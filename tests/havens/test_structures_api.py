@@ -252,7 +252,7 @@ def test_transfer_will_forsake_vote_and_cancel(api: dict[str, Any]) -> None:
     me = {"character": api["alice"].pk}
     matched = _post(api, "player_alice", f"{pk}/transfer/", {**me, "to_name": "Bastien"})
     assert matched.status_code == 201
-    assert set(matched.json()) == {"id", "kind", "status", "note"}
+    assert set(matched.json()) == {"id", "kind", "status", "to_name", "note"}
     will = _post(api, "player_alice", f"{pk}/will/", {**me, "to_name": "Nobody"})
     assert will.status_code == 201
     staff_only = _post(api, "player_alice", f"{pk}/will/", {**me, "to_character": api["bob"].pk})
