@@ -54,6 +54,21 @@ def chronicle_today(chronicle: Chronicle, now: dt.datetime) -> dt.date:
     return now.astimezone(chronicle.tz).date()
 
 
+def current_downtime(chronicle: Chronicle | int, *, now: dt.datetime | None = None) -> Cycle | None:
+    """DT-01: the downtime players act in now: the open cycle of the latest game already
+    played (today included, in the chronicle's time). A game scheduled ahead has its cycle
+    already, but nobody spends in it before that game."""
+    if not isinstance(chronicle, Chronicle):
+        chronicle = Chronicle.objects.get(pk=chronicle)
+    today = chronicle_today(chronicle, now or timezone.now())
+    return (
+        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN, game__date__lte=today)
+        .select_related("game")
+        .order_by("-game__date", "-game__number")
+        .first()
+    )
+
+
 @transaction.atomic
 def game_create(
     *,

@@ -28,8 +28,9 @@ from characters.models import Status as CharacterStatus
 from characters.services.common import rule_ids
 from characters.services.influence import influence_spend
 from chronicle.access import STAFF_ROLES
-from chronicle.models import Attendance, Chronicle, Cycle, CycleStatus, Game, Membership
+from chronicle.models import Attendance, Chronicle, Cycle, Game, Membership
 from chronicle.rules import settings_for
+from chronicle.services import current_downtime
 
 from .. import rules, selectors
 from ..models import (
@@ -133,18 +134,8 @@ def _cited(message: str, rule_id: str) -> str:
     return message if rule_ids(message) else f"{message.rstrip('.')} ({rule_id})."
 
 
-def open_cycle(chronicle: Chronicle | int) -> Cycle | None:
-    """The chronicle's current downtime: the latest open cycle by deadline."""
-    return (
-        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN)
-        .select_related("game")
-        .order_by("-deadline_at")
-        .first()
-    )
-
-
-def _require_open_cycle(chronicle: Chronicle | int, what: str, rule: str) -> Cycle:
-    cycle = open_cycle(chronicle)
+def _require_current_downtime(chronicle: Chronicle | int, what: str, rule: str) -> Cycle:
+    cycle = current_downtime(chronicle)
     if cycle is None:
         raise ValidationError(NO_OPEN_CYCLE.format(what=what, rule=rule))
     return cycle
@@ -188,10 +179,12 @@ def _may_build(structure: Structure, character: Character, owners: set[int]) -> 
     if owners:
         return character.pk in owners
     designer = structure.designed_by
+    if structure.status != StructureStatus.PLANNED or designer is None:
+        return False
+    if character.pk == designer.pk:  # an NPC's plan has no player: only the NPC pays
+        return True
     return (
-        structure.status == StructureStatus.PLANNED
-        and designer is not None
-        and character.player_id is not None
+        character.player_id is not None
         and character.player_id == designer.player_id
         and character.chronicle_id == structure.chronicle_id
     )
@@ -334,7 +327,11 @@ def structure_design(
     _acts_for(by, character)
     chronicle = character.chronicle
     quote = DesignQuote()
-    if character.status != CharacterStatus.ACTIVE or character.approval != Approval.APPROVED:
+    # Storytellers build for their NPCs too (the Prince's Elysium); players for their PCs.
+    playable = character.status == CharacterStatus.ACTIVE or (
+        character.status == CharacterStatus.NPC and _is_staff(by, chronicle.pk)
+    )
+    if not playable or character.approval != Approval.APPROVED:
         quote.add("character", "Only an active, approved character may design a haven.")
     if not name.strip():
         quote.add("name", "Give the haven a name.")
@@ -461,7 +458,7 @@ def project_contribute(
     if points > remaining:
         raise ValidationError({"points": [f"This needs only {remaining} more influence."]})
     if cycle is None:
-        cycle = _require_open_cycle(structure.chronicle_id, "building", "INF-03")
+        cycle = _require_current_downtime(structure.chronicle_id, "building", "INF-03")
     spend, _ = influence_spend(
         character=character,
         cycle=cycle,
@@ -627,7 +624,7 @@ def structure_transfer_request(
     )
     if recipient is not None and recipient.pk == from_character.pk:
         raise ValidationError({"to_name": ["A character cannot give a haven to itself."]})
-    cycle = _require_open_cycle(structure.chronicle_id, "a transfer", "HAV-05")
+    cycle = _require_current_downtime(structure.chronicle_id, "a transfer", "HAV-05")
     pending = OwnershipChange.objects.filter(
         structure=structure,
         kind=ChangeKind.TRANSFER,
@@ -660,7 +657,7 @@ def structure_transfer_request(
 
 
 def _any_cycle(chronicle_id: int) -> Cycle:
-    cycle = open_cycle(chronicle_id) or (
+    cycle = current_downtime(chronicle_id) or (
         Cycle.objects.filter(chronicle_id=chronicle_id).order_by("-deadline_at").first()
     )
     if cycle is None:
@@ -726,7 +723,7 @@ def structure_forsake_request(
     structure = _lock_structure(structure)
     _require_standing(structure)
     _require_owner(structure, character, "HAV-06")
-    cycle = _require_open_cycle(structure.chronicle_id, "forsaking", "HAV-06")
+    cycle = _require_current_downtime(structure.chronicle_id, "forsaking", "HAV-06")
     change, _ = OwnershipChange.objects.get_or_create(
         structure=structure,
         kind=ChangeKind.FORSAKE,
@@ -755,7 +752,7 @@ def crypt_destroy_vote(
         raise ValidationError(
             {"voter": ["Only an owner of the outer haven may vote to destroy a crypt (HAV-03)."]}
         )
-    cycle = _require_open_cycle(crypt.chronicle_id, "destroying a crypt", "HAV-03")
+    cycle = _require_current_downtime(crypt.chronicle_id, "destroying a crypt", "HAV-03")
     vote, _ = CryptVote.objects.get_or_create(
         crypt=crypt, voter=voter, cycle=cycle, defaults={"created_at": now}
     )
@@ -873,7 +870,7 @@ def structure_destroy(
         return structure
     if not note.strip():
         raise ValidationError({"note": ["Say why, for the record."]})
-    cycle = open_cycle(structure.chronicle_id)
+    cycle = current_downtime(structure.chronicle_id)
     crypts = list(
         Structure.objects.filter(outer=structure)
         .exclude(status=StructureStatus.DESTROYED)
@@ -916,7 +913,7 @@ def structure_owner_set(
         raise ValidationError({"characters": ["Name at least one owner (HAV-01)."]})
     wanted = {c.pk for c in characters}
     current = _owner_ids(structure)
-    cycle = open_cycle(structure.chronicle_id)
+    cycle = current_downtime(structure.chronicle_id)
     Ownership.objects.filter(
         structure=structure, ended_at__isnull=True, character_id__in=current - wanted
     ).update(ended_at=now, ended_cycle=cycle, ended_why=f"Storyteller ruling: {note}"[:200])

@@ -33,6 +33,7 @@ from characters.services.notify import notify
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Chronicle, Cycle, CycleStatus, Game, Membership
 from chronicle.rules import HouseRules, ratio_class, settings_for
+from chronicle.services import current_downtime
 
 from .. import rules, selectors
 from ..models import (
@@ -86,18 +87,8 @@ def _require_player(user: User, character: Character) -> None:
         raise PermissionDenied("You may act only for your own characters.")
 
 
-def open_cycle(chronicle: Chronicle | int) -> Cycle | None:
-    """The chronicle's current downtime: the latest open cycle by deadline."""
-    return (
-        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN)
-        .select_related("game")
-        .order_by("-deadline_at")
-        .first()
-    )
-
-
 def _current_cycle(chronicle: Chronicle | int) -> Cycle:
-    cycle = open_cycle(chronicle)
+    cycle = current_downtime(chronicle)
     if cycle is None:
         raise ValidationError(NO_OPEN_CYCLE)
     return cycle

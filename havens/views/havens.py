@@ -20,6 +20,7 @@ from characters.services.influence import influence_left
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Membership
+from chronicle.services import current_downtime
 from chronicle.views import _page
 
 from .. import access, selectors
@@ -314,7 +315,7 @@ def _detail(
     }
     actor = OwnerActionForm(membership=membership, structure=structure)
     characters = list(actor.fields["character"].queryset)  # type: ignore[attr-defined]
-    cycle = services.open_cycle(membership.chronicle)
+    cycle = current_downtime(membership.chronicle)
     left = [(c, influence_left(character=c, cycle=cycle)) for c in characters] if cycle else []
     crypts: list[Structure] = []
     if structure.kind == StructureKind.OUTER and (mine or staff):

@@ -25,6 +25,7 @@ from characters.services.influence import influence_left
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Game, Membership
+from chronicle.services import current_downtime
 from chronicle.views import _page
 
 from .. import access
@@ -72,7 +73,7 @@ def _game(membership: Membership, number: int) -> Game:
 def _player_context(membership: Membership, **forms_given: Any) -> dict[str, Any]:
     characters = list(forms.own_active_characters(membership))
     own_ids = {c.pk for c in characters}
-    cycle = services.open_cycle(membership.chronicle)
+    cycle = current_downtime(membership.chronicle)
     left = (
         [(c, influence_left(character=c, cycle=cycle)) for c in characters]
         if cycle is not None

@@ -212,3 +212,18 @@ def test_house_rules_update_refuses_bad_values(world: World) -> None:
         )
     world.chronicle.refresh_from_db()
     assert world.chronicle.house_rule_overrides == {}
+
+
+def test_current_downtime_is_the_open_cycle_of_the_latest_game_played(world: World) -> None:
+    """DT-01: a game scheduled ahead already has its cycle, but players do not act in it
+    before that game; a closed cycle is nobody's downtime."""
+    first = world.game  # 2024-03-09 in New York
+    second = services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 6))
+    new_york = zoneinfo.ZoneInfo("America/New_York")
+    # 22:00 on the eve in New York is already game day in UTC: the chronicle's day counts.
+    eve = dt.datetime(2024, 4, 5, 22, 0, tzinfo=new_york)
+    assert services.current_downtime(world.chronicle, now=eve) == first.cycle
+    game_day = dt.datetime(2024, 4, 6, 12, 0, tzinfo=new_york)
+    assert services.current_downtime(world.chronicle.pk, now=game_day) == second.cycle
+    services.cycle_close(cycle=second.cycle, by=world.users["storyteller"], now=game_day)
+    assert services.current_downtime(world.chronicle, now=game_day) == first.cycle
