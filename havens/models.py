@@ -71,6 +71,8 @@ class Structure(models.Model):
     destroyed_note = models.TextField(blank=True)
     # Bumped by every design change, so two owners editing at once see each other's change.
     version = models.PositiveIntegerField(default=1)
+    # The design form's token: a double-clicked "design" plans one haven.
+    key = models.CharField(max_length=120, blank=True)
 
     class Meta:
         ordering = ["name", "pk"]
@@ -84,6 +86,9 @@ class Structure(models.Model):
             models.CheckConstraint(
                 condition=~Q(status="destroyed") | Q(destroyed_at__isnull=False),
                 name="structure_destroyed_has_time",
+            ),
+            models.UniqueConstraint(
+                fields=["chronicle", "key"], condition=~Q(key=""), name="structure_key"
             ),
         ]
 
@@ -630,10 +635,13 @@ class HiddenObjectSearch(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
     recorded_at = models.DateTimeField()
-    key = models.CharField(max_length=64, unique=True)
+    key = models.CharField(max_length=120)
 
     class Meta:
         ordering = ["-recorded_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["chronicle", "key"], name="hidden_search_key"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.searcher} searched {self.number}"
