@@ -54,3 +54,4 @@ clean:
 
 bench: $(VENV)/.installed-run
 	$(PY) bench/run.py
+	$(PY) bench/havens.py
