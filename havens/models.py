@@ -208,7 +208,6 @@ class CryptVote(models.Model):
 class AttributeState(models.TextChoices):
     ACTIVE = "active", "Working"
     DESTROYED = "destroyed", "Destroyed (needs repair)"
-    BYPASSED = "bypassed", "Bypassed"
     BREACHED = "breached", "Breached (needs repair)"
     INOPERATIVE = "inoperative", "Inoperative after a theft (HAV-07)"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -71,6 +72,36 @@ def _chronicle_game(membership: Membership, game_id: int | None) -> Game | None:
     if game is None:
         raise serializers.ValidationError({"game": "No game of this chronicle has that id."})
     return game
+
+
+def _own_find(membership: Membership, find_id: int, attacker: Character | None) -> Find:
+    """HAV-25c: a current, released find of one of the member's characters (through
+    `access.finds_visible_to`). An unknown id, another's find, an unreleased or a lost one,
+    or one of another character than `attacker`, all get the same answer (HAV-04)."""
+    finds = (
+        access.finds_visible_to(membership)
+        .filter(
+            pk=find_id,
+            cleared_at__isnull=True,
+            character__in=access.own_characters(membership),
+        )
+        .select_related("character")
+    )
+    if attacker is not None:
+        finds = finds.filter(character=attacker)
+    find = finds.first()
+    if find is None:
+        raise serializers.ValidationError({"find": [services.UNKNOWN_HAVEN]})
+    return find
+
+
+def _renamed(exc: DjangoValidationError, old: str, new: str) -> DjangoValidationError:
+    """The service's refusal about `old`, told about the API's field `new`."""
+    if not hasattr(exc, "error_dict"):
+        return exc
+    return DjangoValidationError(
+        {(new if name == old else name): errors for name, errors in exc.message_dict.items()}
+    )
 
 
 def _id_field(**kwargs: Any) -> serializers.IntegerField:
@@ -298,6 +329,9 @@ class SearchViewSet(
 
 
 class FindSerializer(serializers.ModelSerializer):
+    id = serializers.IntegerField(
+        read_only=True, help_text="The find's id: what an influence attack names (HAV-25c)."
+    )
     character_name = serializers.CharField(source="character.name")
     location = serializers.CharField(source="structure.location")
 
@@ -365,8 +399,10 @@ class StaffHavenAttackSerializer(HavenAttackSerializer):
 
 
 class HavenAttackInputSerializer(serializers.Serializer):
-    character = _id_field()
-    structure = _id_field(help_text="A haven your character found (see finds).")
+    find = _id_field(help_text="The id of one of your current finds (see finds).")
+    character = _id_field(
+        required=False, help_text="Optional: the attacker; it must be the find's character."
+    )
     influence = serializers.CharField(max_length=16, help_text=INFLUENCE_HELP)
     points = serializers.IntegerField(min_value=1, max_value=1000)
     key = serializers.CharField(max_length=40, help_text=KEY_HELP)
@@ -398,21 +434,29 @@ class HavenAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericVi
     @extend_schema(
         request=HavenAttackInputSerializer,
         responses={201: HavenAttackSerializer},
-        description="Attack a haven you found (HAV-25c); one you have not found is refused "
-        "exactly like one that does not exist.",
+        description="Attack a haven you found (HAV-25c), named by the id of your find (see "
+        "finds). A find that is unknown, another's, lost, or from a search whose results are "
+        "not yet released is refused exactly like one that does not exist.",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = HavenAttackInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        attack = services.influence_attack_submit(
-            attacker=_own_character(self.membership, data["character"]),
-            structure=data["structure"],
-            influence=data["influence"],
-            points=data["points"],
-            by=chronicle_access.acting_user(request.user),
-            key=_key(self.membership, data["key"]),
+        attacker = (
+            _own_character(self.membership, data["character"]) if "character" in data else None
         )
+        find = _own_find(self.membership, data["find"], attacker)
+        try:
+            attack = services.influence_attack_submit(
+                attacker=find.character,
+                structure=find.structure_id,
+                influence=data["influence"],
+                points=data["points"],
+                by=chronicle_access.acting_user(request.user),
+                key=_key(self.membership, data["key"]),
+            )
+        except DjangoValidationError as exc:
+            raise _renamed(exc, "structure", "find") from None
         return self._out(attack, 201)
 
     @extend_schema(request=None, responses={200: HavenAttackSerializer})
@@ -534,7 +578,9 @@ class ReinforcementAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.G
         data = body.validated_data
         structure = _staff_structure(self.membership, data["structure"])
         if structure.status != StructureStatus.STANDING:
-            raise serializers.ValidationError({"structure": "Only a standing structure."})
+            raise serializers.ValidationError(
+                {"structure": "Only a standing structure can be attacked (HAV-26)."}
+            )
         game = _chronicle_game(self.membership, data["game"])
         assert game is not None
         attackers = [

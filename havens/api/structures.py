@@ -115,6 +115,13 @@ class HavenDesignInputSerializer(serializers.Serializer):
     location = serializers.CharField(max_length=300)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     attributes = HavenAttributeLineSerializer(many=True)
+    key = serializers.CharField(
+        max_length=40,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Optional idempotency key: sending it again returns the haven it planned.",
+    )
 
 
 class HavenCheckInputSerializer(serializers.Serializer):
@@ -317,6 +324,12 @@ class StructureViewSet(
             raise serializers.ValidationError({"outer": services.UNKNOWN_OUTER})
         return outer
 
+    def _key(self, key: str) -> str:
+        """The caller's key, scoped to this chronicle and user like every API key."""
+        if not key:
+            return ""
+        return f"api:{self.membership.chronicle_id}:{self.membership.user_id}:{key}"
+
     def _body(self, serializer_class: type[serializers.Serializer]) -> dict[str, Any]:
         body = serializer_class(data=self.request.data)
         body.is_valid(raise_exception=True)
@@ -338,7 +351,11 @@ class StructureViewSet(
             description=data["description"],
             outer=self._outer(data.get("outer")),
             attributes=_requests(data["attributes"]),
+            key=self._key(data["key"]),
         )
+        # A replayed key returns the first haven: through access, in case it has since
+        # changed hands (HAV-04).
+        structure = access.structure_for(self.membership, structure.pk)
         return Response(self._out(structure), status=201)
 
     @extend_schema(

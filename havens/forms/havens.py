@@ -103,7 +103,23 @@ class _AttributesMixin(forms.Form):
         ]
 
 
-class DesignForm(_AttributesMixin):
+def _key() -> str:
+    return uuid.uuid4().hex
+
+
+class _DesignToken(forms.Form):
+    """One token per design form shown: a double click or a resubmission plans one haven
+    (the service returns the structure planned with it). Kept when the form comes back with
+    errors, since a refused design wrote nothing."""
+
+    key = forms.CharField(widget=forms.HiddenInput, max_length=64, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["key"].initial = _key()
+
+
+class DesignForm(_DesignToken, _AttributesMixin):
     character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Designed by")
     kind = forms.ChoiceField(label="Kind", choices=StructureKind.choices)
     outer = forms.ModelChoiceField(
@@ -148,10 +164,6 @@ class UpgradeForm(_AttributesMixin):
         self.fields["character"].queryset = owner_choices(membership, structure)  # type: ignore[attr-defined]
         self.fields["version"].initial = structure.version
         self.add_attribute_fields()
-
-
-def _key() -> str:
-    return uuid.uuid4().hex
 
 
 class ContributeForm(forms.Form):

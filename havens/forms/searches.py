@@ -22,7 +22,11 @@ from ..models import Find, HiddenObjectSearch, Structure, StructureStatus
 from ..services.searches import TARGET_NAME_MAX
 
 MAX_POINTS = 100
-POTENCE_CHOICES = [(0, "No Potence")] + [(n, code) for n, code in enumerate(LEVELS, start=1)]
+# The empty first choice keeps an untouched attacker row empty: "No Potence" is an attacker
+# who adds 4 to the bid (HAV-26), not a blank row.
+POTENCE_CHOICES = [("", "—"), (0, "No Potence")] + [
+    (n, code) for n, code in enumerate(LEVELS, start=1)
+]
 ATTACKER_ROWS = 5
 TEST_ROWS = 6
 AT_GAME_ROWS = 3

@@ -13,6 +13,7 @@ Secrecy (HAV-04): callers pass only structures and characters they got through
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from chronicle.services import current_downtime
 
 from .. import rules, selectors
 from ..models import (
+    ATTRIBUTE_CHOICES,
     AlarmEffect,
     AlarmTrigger,
     Attribute,
@@ -62,9 +64,19 @@ COUNTABLE_KINDS = frozenset(rules.ATTRIBUTE_KINDS) - frozenset(rules.POINTS_PER_
 NO_OPEN_CYCLE = "No downtime is open; {what} waits for the next one ({rule})."
 UNKNOWN_OUTER = "No outer haven you may build a crypt in has that id (HAV-01)."
 VERSION_CONFLICT = (
-    "Someone changed this haven's design while you were editing; here is the current design."
+    "Someone changed this haven's design while you were editing; here is the current design "
+    "(HAV-02)."
 )
-NOT_YOURS = "You may act only for your own characters."
+NOT_YOURS = "You may act only for your own characters (HAV-02)."
+KEY_MAX = 120  # Structure.key and InfluenceSpend.key
+# HAV-03/HAV-04: all the crypt's owner may learn of a destruction vote: never who voted, nor
+# how many owners the outer haven has.
+CRYPT_DESTRUCTION = "Destruction ordered by the outer haven's owners (HAV-03)."
+# HAV-23/HAV-04: the outer haven's owners learn that a crypt objects, never which attribute.
+CRYPT_REFUSES_MOBILITY = (
+    "A crypt inside this haven does not allow Mobility (HAV-23); the storytellers can tell its "
+    "owner."
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +105,17 @@ class QuoteLine:
     trigger: str
     effect: str
     cost: int | None
+
+    @property
+    def label(self) -> str:
+        """What the design form calls this line, with its rule: "Two way lock (HAV-16)"."""
+        name = dict(ATTRIBUTE_CHOICES).get(self.kind, self.kind)
+        rule = rules.ATTRIBUTE_RULE_IDS.get(self.kind)
+        if self.trigger:
+            trigger = dict(AlarmTrigger.choices).get(self.trigger, self.trigger)
+            effect = dict(AlarmEffect.choices).get(self.effect, self.effect)
+            name += f" ({trigger}, {effect})"
+        return f"{name} ({rule})" if rule else name
 
 
 @dataclass
@@ -149,7 +172,7 @@ def _is_staff(user: User, chronicle_id: int) -> bool:
 
 def _require_staff(user: User, chronicle_id: int) -> None:
     if not _is_staff(user, chronicle_id):
-        raise ValidationError("Only the chronicle's storytellers may do this.")
+        raise ValidationError("Only the chronicle's storytellers may do this (HAV-05).")
 
 
 def _acts_for(by: User, character: Character) -> None:
@@ -192,7 +215,9 @@ def _may_build(structure: Structure, character: Character, owners: set[int]) -> 
 
 def _require_standing(structure: Structure, what: str = "This haven") -> None:
     if structure.status == StructureStatus.DESTROYED:
-        raise ValidationError(f"{what} has been destroyed; nothing more can be done to it.")
+        raise ValidationError(
+            f"{what} has been destroyed; nothing more can be done to it (HAV-01)."
+        )
 
 
 def _lines(requests: Sequence[AttributeRequest]) -> dict[str, int]:
@@ -203,12 +228,49 @@ def _lines(requests: Sequence[AttributeRequest]) -> dict[str, int]:
     return dict(totals)
 
 
-def _mobile_by_design(structure: Structure | None) -> bool:
-    """HAV-23: whether an outer haven is mobile as designed (built or on order), for the
-    crypts inside it."""
-    if structure is None:
+def _bounded_key(prefix: str, key: str) -> str:
+    """A stored idempotency key of at most KEY_MAX characters. A long key is hashed, never cut:
+    two different keys sharing their first characters must stay two keys. The two forms use
+    different separators, so a short key can never equal a hashed one."""
+    raw = f"{prefix}:{key}"
+    if len(raw) <= KEY_MAX:
+        return raw
+    return f"{prefix}#{hashlib.sha256(key.encode()).hexdigest()}"
+
+
+def _outer_is_mobile(outer: Structure | None) -> bool:
+    """HAV-23: whether the outer haven a crypt is in is mobile, for the crypt's design: only
+    BUILT, working Mobility counts. Its projects on order belong to the outer haven's owners,
+    which the crypt's owner must not learn of (HAV-04)."""
+    if outer is None:
         return False
-    return selectors.designs([structure])[structure.pk].get("mobility", 0) > 0
+    return selectors.mobile_structures([outer], house_rules=outer.chronicle.house_rules)[outer.pk]
+
+
+def _crypts_refuse_mobility(structure: Structure, attributes: Sequence[AttributeRequest]) -> bool:
+    """HAV-23 (INTERPRETATION: a crypt inside a mobile outer haven counts as mobile): whether
+    adding these lines would give the outer haven Mobility while a crypt inside has a design
+    (built or on order) that a mobile haven may not have. Only the rules decide which."""
+    if structure.kind != StructureKind.OUTER or not any(
+        r.kind == "mobility" and isinstance(r.quantity, int) and r.quantity > 0 for r in attributes
+    ):
+        return False
+    crypts = list(
+        Structure.objects.filter(outer=structure)
+        .exclude(status=StructureStatus.DESTROYED)
+        .values_list("pk", flat=True)
+    )
+    if not crypts:
+        return False
+    settings = settings_for(rules.design_problems, structure.chronicle.house_rules)
+    for design in selectors.designs(crypts).values():
+        alone = rules.design_problems(structure=StructureKind.CRYPT, attributes=design, **settings)
+        inside = rules.design_problems(
+            structure=StructureKind.CRYPT, attributes=design, inside_mobile_haven=True, **settings
+        )
+        if set(inside) - set(alone):
+            return True
+    return False
 
 
 def design_quote(
@@ -253,7 +315,7 @@ def design_quote(
     design = dict(existing or {})
     for kind_name, quantity in _lines(attributes).items():
         design[kind_name] = design.get(kind_name, 0) + quantity
-    inside_mobile = kind == StructureKind.CRYPT and _mobile_by_design(outer)
+    inside_mobile = kind == StructureKind.CRYPT and _outer_is_mobile(outer)
     try:
         problems = rules.design_problems(
             structure=kind,
@@ -318,32 +380,47 @@ def structure_design(
     description: str = "",
     outer: Structure | None = None,
     attributes: Sequence[AttributeRequest],
+    key: str = "",
     now: dt.datetime | None = None,
 ) -> Structure:
     """HAV-01/HAV-23: a planned structure designed by `character`, with one project per
     requested attribute. Nobody owns it until the first contribution (HAV-02). Refused with
-    every problem at once; nothing is written then."""
+    every problem at once; nothing is written then.
+
+    `key` (the form's token or the API's idempotency key, already scoped by the caller to its
+    user) makes a double submit plan one structure: the same key returns the first one."""
     now = _now(now)
     _acts_for(by, character)
     chronicle = character.chronicle
+    if outer is not None:
+        # Locked so a crypt is not planned inside an outer haven being destroyed right now;
+        # first, as everywhere (the Structure row before the character row).
+        outer = _lock_structure(outer)
+    if key:
+        key = _bounded_key("design", key)
+        # Two racing submits of one form wait here for each other, so the second one finds
+        # the first one's structure instead of failing on the unique key.
+        Character.objects.select_for_update().filter(pk=character.pk).first()
+        existing = Structure.objects.filter(chronicle=chronicle, key=key).first()
+        if existing is not None:
+            return existing
     quote = DesignQuote()
     # Storytellers build for their NPCs too (the Prince's Elysium); players for their PCs.
     playable = character.status == CharacterStatus.ACTIVE or (
         character.status == CharacterStatus.NPC and _is_staff(by, chronicle.pk)
     )
     if not playable or character.approval != Approval.APPROVED:
-        quote.add("character", "Only an active, approved character may design a haven.")
+        quote.add("character", "Only an active, approved character may design a haven (HAV-02).")
     if not name.strip():
-        quote.add("name", "Give the haven a name.")
+        quote.add("name", "Give the haven a name (HAV-01).")
     if not location.strip():
         quote.add("location", "Say where it is: a search that finds it reveals this (HAV-25b).")
     outer_refused = False
-    if outer is not None:
-        # Locked so a crypt is not planned inside an outer haven being destroyed right now.
-        outer = _lock_structure(outer)
-        if outer.chronicle_id != chronicle.pk or not crypt_outer_allowed(outer=outer, by=by):
-            quote.add("outer", UNKNOWN_OUTER)
-            outer, outer_refused = None, True
+    if outer is not None and (
+        outer.chronicle_id != chronicle.pk or not crypt_outer_allowed(outer=outer, by=by)
+    ):
+        quote.add("outer", UNKNOWN_OUTER)
+        outer, outer_refused = None, True
     checked = design_quote(chronicle=chronicle, kind=kind, attributes=attributes, outer=outer)
     for problem in checked.problems:
         # The refused outer haven is already said; don't add "choose one" on top of it.
@@ -361,6 +438,7 @@ def structure_design(
         status=StructureStatus.PLANNED,
         designed_by=character,
         created_at=now,
+        key=key,
     )
     _projects_for(structure, attributes, character, now)
     return structure
@@ -388,14 +466,8 @@ def structure_upgrade(
     if not _may_build(structure, character, _owner_ids(structure)):
         raise ValidationError({"character": ["Only a structure's owners may change it (HAV-02)."]})
     if not attributes:
-        raise ValidationError({"attributes": ["Add at least one attribute."]})
-    quote = design_quote(
-        chronicle=structure.chronicle,
-        kind=structure.kind,
-        attributes=attributes,
-        outer=structure.outer,
-        existing=selectors.designs([structure])[structure.pk],
-    )
+        raise ValidationError({"attributes": ["Add at least one attribute (HAV-10..22)."]})
+    quote = upgrade_quote(structure=structure, attributes=attributes)
     if quote.problems:
         raise quote.error()
     projects = _projects_for(structure, attributes, character, now)
@@ -404,18 +476,23 @@ def structure_upgrade(
 
 
 def upgrade_quote(*, structure: Structure, attributes: Sequence[AttributeRequest]) -> DesignQuote:
-    """The live check of an upgrade: the current design plus these lines (writes nothing)."""
-    return design_quote(
+    """The live check of an upgrade: the current design plus these lines, and, for Mobility on
+    an outer haven, the crypts inside it (HAV-23; writes nothing)."""
+    quote = design_quote(
         chronicle=structure.chronicle,
         kind=structure.kind,
         attributes=attributes,
         outer=structure.outer,
         existing=selectors.designs([structure])[structure.pk],
     )
+    if _crypts_refuse_mobility(structure, attributes):
+        quote.add("attributes", CRYPT_REFUSES_MOBILITY)
+    return quote
 
 
 def contribution_key(key: str) -> str:
-    return f"haven-contribution:{key}"[:64]
+    """The influence spend's key of a contribution (InfluenceSpend.key, at most 120)."""
+    return _bounded_key("haven-contribution", key)
 
 
 @transaction.atomic
@@ -450,13 +527,15 @@ def project_contribute(
     if project.status != ProjectStatus.OPEN:
         raise ValidationError(
             "This project is no longer collecting influence: it is "
-            f"{project.get_status_display().lower()}."
+            f"{project.get_status_display().lower()} (HAV-02)."
         )
     if not isinstance(points, int) or points < 1:
-        raise ValidationError({"points": ["Give at least 1 point of influence."]})
+        raise ValidationError({"points": ["Give at least 1 point of influence (INF-03)."]})
     remaining = project.cost - project.paid
     if points > remaining:
-        raise ValidationError({"points": [f"This needs only {remaining} more influence."]})
+        raise ValidationError(
+            {"points": [f"This needs only {remaining} more influence (HAV-02, INF-03)."]}
+        )
     if cycle is None:
         cycle = _require_current_downtime(structure.chronicle_id, "building", "INF-03")
     spend, _ = influence_spend(
@@ -549,10 +628,13 @@ def project_cancel(*, project: Project, character: Character, by: User) -> Proje
             {"character": ["Only a structure's owners may change its projects (HAV-02)."]}
         )
     if project.status != ProjectStatus.OPEN:
-        raise ValidationError("Only a project still collecting influence can be cancelled.")
+        raise ValidationError(
+            "Only a project still collecting influence can be cancelled (HAV-02)."
+        )
     if project.paid or project.contributions.exists():
         raise ValidationError(
-            "Influence has already been paid into this project; it can no longer be cancelled."
+            "Influence has already been paid into this project; it can no longer be cancelled "
+            "(HAV-02)."
         )
     project.status = ProjectStatus.CANCELLED
     project.save(update_fields=["status"])
@@ -589,13 +671,17 @@ def _recipient(
             or to_character.status != CharacterStatus.ACTIVE
         ):
             raise ValidationError(
-                {"to_character": ["Choose an active character of this chronicle."]}
+                {"to_character": ["Choose an active character of this chronicle (HAV-05)."]}
             )
         return to_character, to_character.name
     name = to_name.strip()
     if not name or len(name) > NAME_MAX:
         raise ValidationError(
-            {"to_name": [f"Give the recipient's character name (at most {NAME_MAX} letters)."]}
+            {
+                "to_name": [
+                    f"Give the recipient's character name (at most {NAME_MAX} letters, HAV-05)."
+                ]
+            }
         )
     return link_by_name(chronicle=structure.chronicle_id, name=name), name
 
@@ -623,7 +709,7 @@ def structure_transfer_request(
         structure=structure, by=by, to_character=to_character, to_name=to_name
     )
     if recipient is not None and recipient.pk == from_character.pk:
-        raise ValidationError({"to_name": ["A character cannot give a haven to itself."]})
+        raise ValidationError({"to_name": ["A character cannot give a haven to itself (HAV-05)."]})
     cycle = _require_current_downtime(structure.chronicle_id, "a transfer", "HAV-05")
     pending = OwnershipChange.objects.filter(
         structure=structure,
@@ -687,7 +773,7 @@ def structure_will_set(
         structure=structure, by=by, to_character=to_character, to_name=to_name
     )
     if recipient is not None and recipient.pk == from_character.pk:
-        raise ValidationError({"to_name": ["A character cannot leave a haven to itself."]})
+        raise ValidationError({"to_name": ["A character cannot leave a haven to itself (HAV-05)."]})
     note = note.strip()
     previous = OwnershipChange.objects.filter(
         structure=structure,
@@ -698,7 +784,7 @@ def structure_will_set(
     same = previous.filter(to_character=recipient, to_name=name, note=note).first()
     if same is not None:
         return same
-    previous.update(status=ChangeStatus.CANCELLED, outcome="Replaced by a newer will.")
+    previous.update(status=ChangeStatus.CANCELLED, outcome="Replaced by a newer will (HAV-05).")
     return OwnershipChange.objects.create(
         structure=structure,
         kind=ChangeKind.WILL,
@@ -765,12 +851,22 @@ def crypt_destroy_vote(
             structure=crypt, kind=ChangeKind.DESTROY_CRYPT, status=ChangeStatus.PENDING
         ).exists()
     ):
+        # The change is on the crypt, whose owner sees it: no voter and no count there (HAV-04).
+        # The storytellers read both in `outcome` (never shown to players).
+        voters = Character.objects.filter(
+            pk__in=CryptVote.objects.filter(
+                crypt=crypt, cycle=cycle, voter_id__in=outer_owners
+            ).values("voter_id")
+        ).order_by("name", "pk")
         OwnershipChange.objects.create(
             structure=crypt,
             kind=ChangeKind.DESTROY_CRYPT,
             cycle=cycle,
-            from_character=voter,
-            note=f"{in_favour} of {len(outer_owners)} owners of the outer haven in favour.",
+            note=CRYPT_DESTRUCTION,
+            outcome=(
+                f"{in_favour} of {len(outer_owners)} owners of the outer haven in favour: "
+                f"{', '.join(v.name for v in voters)} (HAV-03)."
+            ),
             requested_by=by,
             requested_at=now,
         )
@@ -793,7 +889,9 @@ def change_cancel(*, change: OwnershipChange, by: User) -> OwnershipChange:
     if change.status == ChangeStatus.CANCELLED:
         return change
     if change.status != ChangeStatus.PENDING:
-        raise ValidationError("Only a change still waiting for the downtime can be cancelled.")
+        raise ValidationError(
+            "Only a change still waiting for the downtime can be cancelled (HAV-05)."
+        )
     change.status = ChangeStatus.CANCELLED
     change.save(update_fields=["status"])
     if change.kind == ChangeKind.DESTROY_CRYPT:
@@ -820,11 +918,18 @@ def theft_control_record(
     structure = _lock_structure(structure)
     _require_standing(structure)
     if game.chronicle_id != structure.chronicle_id:
-        raise ValidationError({"game": ["Choose a game of this chronicle."]})
+        raise ValidationError({"game": ["Choose a game of this chronicle (HAV-07)."]})
     if not thieves:
         raise ValidationError({"thieves": ["Name at least one thief (HAV-07)."]})
     if any(t.chronicle_id != structure.chronicle_id for t in thieves):
-        raise ValidationError({"thieves": ["Thieves must be characters of this chronicle."]})
+        raise ValidationError(
+            {"thieves": ["Thieves must be characters of this chronicle (HAV-07)."]}
+        )
+    if structure.kind == StructureKind.CRYPT and len({t.pk for t in thieves}) != 1:
+        # Thieves who keep it would own it (HAV-07), and a crypt has one owner.
+        raise ValidationError(
+            {"thieves": ["A crypt has exactly one owner (HAV-01): name one thief."]}
+        )
     control, _ = TheftControl.objects.get_or_create(
         structure=structure, game=game, defaults={"recorded_by": by, "recorded_at": now}
     )
@@ -869,7 +974,7 @@ def structure_destroy(
     if structure.status == StructureStatus.DESTROYED:
         return structure
     if not note.strip():
-        raise ValidationError({"note": ["Say why, for the record."]})
+        raise ValidationError({"note": ["Say why, for the record (HAV-05)."]})
     cycle = current_downtime(structure.chronicle_id)
     crypts = list(
         Structure.objects.filter(outer=structure)
@@ -887,7 +992,7 @@ def structure_destroy(
     OwnershipChange.objects.filter(
         structure_id__in=[structure.pk, *crypts], status=ChangeStatus.PENDING
     ).exclude(kind=ChangeKind.WILL).update(
-        status=ChangeStatus.VOID, outcome="The haven was destroyed.", applied_at=now
+        status=ChangeStatus.VOID, outcome="The haven was destroyed (HAV-05).", applied_at=now
     )
     structure.refresh_from_db()
     return structure
@@ -1095,6 +1200,11 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
             close(change, ChangeStatus.VOID, "No recipient was linked to a character (HAV-05).")
         elif _dead(heir) or heir.status != CharacterStatus.ACTIVE:
             close(change, ChangeStatus.VOID, f"{heir.name} can no longer receive it (HAV-05).")
+        elif book.structures[sid].kind == StructureKind.CRYPT and (
+            set(book.owners[sid]) - {giver, heir.pk}
+        ):
+            # A crypt goes whole, never shared (HAV-01, HAV-05).
+            close(change, ChangeStatus.VOID, "A crypt has exactly one owner (HAV-01, HAV-05).")
         else:
             book.end(sid, giver or 0, f"{verb} to {heir.name} (HAV-05).")
             book.start(sid, heir.pk, how)
@@ -1103,26 +1213,38 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
     for change in [*due_wills, *pending]:
         sid = change.structure_id
         if not book.standing(sid):
-            close(change, ChangeStatus.VOID, "The haven no longer stands.")
+            close(change, ChangeStatus.VOID, "The haven no longer stands (HAV-05).")
             continue
         if change.kind == ChangeKind.DESTROY_CRYPT:
-            book.destroy(sid, DestroyedBy.CRYPT_VOTE, change.note)
-            close(change, ChangeStatus.APPLIED, "Destroyed by the outer haven's owners (HAV-03).")
+            book.destroy(sid, DestroyedBy.CRYPT_VOTE, CRYPT_DESTRUCTION)
+            votes = f" {change.outcome}" if change.outcome else ""
+            close(
+                change,
+                ChangeStatus.APPLIED,
+                f"Destroyed by the outer haven's owners (HAV-03).{votes}",
+            )
             continue
         if change.from_character_id not in book.owners[sid]:
-            close(change, ChangeStatus.VOID, "The character no longer owns it.")
+            close(change, ChangeStatus.VOID, "The character no longer owns it (HAV-05).")
             continue
         if change.kind == ChangeKind.TRANSFER:
             hand_over(change, OwnershipHow.TRANSFER, "Transferred")
         elif change.kind == ChangeKind.WILL:
             hand_over(change, OwnershipHow.WILL, "Left by will")
         else:
-            outcome = book.forsake(sid, change.from_character_id or 0, "Forsaken (HAV-06).")
+            try:
+                outcome = book.forsake(sid, change.from_character_id or 0, "Forsaken (HAV-06).")
+            except ValueError as exc:  # bad data (a crypt with two owners): an ST decides
+                close(change, ChangeStatus.VOID, _cited(str(exc), "HAV-01"))
+                continue
             close(change, ChangeStatus.APPLIED, outcome)
     # HAV-06: an owner who died without a (working) will forsakes.
     for sid, character_id in dead_owner_rows:
         if book.standing(sid) and character_id in book.owners[sid]:
-            outcome = book.forsake(sid, character_id, "Died without a will (HAV-06).")
+            try:
+                outcome = book.forsake(sid, character_id, "Died without a will (HAV-06).")
+            except ValueError:  # bad data (a crypt with two owners): left for an ST
+                continue
             done.append(
                 OwnershipChange(
                     structure_id=sid,
@@ -1151,7 +1273,11 @@ def _void_changes_of_destroyed(book: _OwnerBook, now: dt.datetime) -> None:
     if book.destroyed:
         OwnershipChange.objects.filter(
             structure_id__in=list(book.destroyed), status=ChangeStatus.PENDING
-        ).update(status=ChangeStatus.VOID, outcome="The haven no longer stands.", applied_at=now)
+        ).update(
+            status=ChangeStatus.VOID,
+            outcome="The haven no longer stands (HAV-05).",
+            applied_at=now,
+        )
 
 
 def _games_up_to(cycle: Cycle) -> list[Game]:
@@ -1203,7 +1329,10 @@ def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[s
     for sid, character_id in sorted(leaving):
         if not (book.standing(sid) and character_id in book.owners[sid]):
             continue
-        outcome = book.forsake(sid, character_id, "Forsaken after absence (HAV-06).")
+        try:
+            outcome = book.forsake(sid, character_id, "Forsaken after absence (HAV-06).")
+        except ValueError:  # bad data (a crypt with two owners): left for an ST
+            continue
         changes.append(
             OwnershipChange(
                 structure_id=sid,
@@ -1249,10 +1378,41 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
         ):
             taken[sid] = {t.pk for t in per_game[latest_game].thieves.all()}
     book = _OwnerBook(cycle=cycle, now=now, structure_ids=taken)
+    already_void = set(
+        OwnershipChange.objects.filter(
+            structure_id__in=list(taken),
+            kind=ChangeKind.THEFT,
+            cycle=cycle,
+            status=ChangeStatus.VOID,
+        ).values_list("structure_id", flat=True)
+    )
     changes = []
     stolen = []
+    void = 0
     for sid, thieves in sorted(taken.items()):
         if not book.standing(sid) or set(book.owners[sid]) == thieves or not thieves:
+            continue
+        if book.structures[sid].kind == StructureKind.CRYPT and len(thieves) != 1:
+            # HAV-01: a crypt is never divided. Recorded controls predating that check; once
+            # per cycle, so a re-run adds nothing.
+            if sid not in already_void:
+                void += 1
+                changes.append(
+                    OwnershipChange(
+                        structure_id=sid,
+                        kind=ChangeKind.THEFT,
+                        cycle=cycle,
+                        status=ChangeStatus.VOID,
+                        note="Controlled by thieves (HAV-07).",
+                        requested_at=now,
+                        applied_at=now,
+                        outcome=(
+                            f"{len(thieves)} thieves controlled this crypt, but a crypt has "
+                            "exactly one owner (HAV-01): the owners are unchanged; a "
+                            "storyteller rules."
+                        ),
+                    )
+                )
             continue
         for owner in list(book.owners[sid]):
             if owner not in thieves:
@@ -1284,7 +1444,7 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
         .update(state=AttributeState.INOPERATIVE)
     )
     OwnershipChange.objects.bulk_create(changes)
-    return {"stolen": len(stolen), "attributes_disabled": disabled}
+    return {"stolen": len(stolen), "attributes_disabled": disabled, "void": void}
 
 
 @transaction.atomic

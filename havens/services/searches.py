@@ -14,6 +14,7 @@ a re-run after a crash gives the effects of one run.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,7 @@ from ..models import (
     AttackStatus,
     Attribute,
     AttributeState,
+    ChangeStatus,
     DestroyedBy,
     Find,
     HiddenObject,
@@ -49,6 +51,7 @@ from ..models import (
     InfluenceAttack,
     LockTest,
     Ownership,
+    OwnershipChange,
     ReinforcementAttack,
     Search,
     Searcher,
@@ -58,8 +61,10 @@ from ..models import (
     Structure,
     StructureStatus,
 )
+from .ownership import _destroy as destroy_structures
 
 TARGET_NAME_MAX = 120
+KEY_MAX = 120  # HiddenObject.key, HiddenObjectSearch.key, LockTest.key
 PARTY_CODE_BYTES = 12  # token_urlsafe(12) is 16 characters, the column's length
 # One answer for a code that is unknown, of another chronicle, or of a search no longer open:
 # a code reveals nothing but that it can be joined.
@@ -67,6 +72,7 @@ UNKNOWN_CODE = "No open search has that code; ask the searcher who shared it (HA
 # One answer for a structure that does not exist and one the attacker has not found.
 UNKNOWN_HAVEN = "You know of no haven with that id; attack only a haven you found (HAV-25c)."
 NO_OPEN_CYCLE = "No downtime is open right now to spend influence in (DT-01)."
+CLOSED_CYCLE = "This downtime's deadline has passed; it can no longer be withdrawn (DT-01)."
 
 
 # --- Glue --------------------------------------------------------------------------------------
@@ -105,20 +111,32 @@ def _active_target(chronicle: Chronicle | int, name: str) -> Character | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def _require_active(character: Character, field: str = "character") -> None:
+def _require_active(character: Character, rule: str, field: str = "character") -> None:
     if character.status != Status.ACTIVE:
-        raise ValidationError({field: f"{character.name} is not active and cannot act now."})
+        raise ValidationError(
+            {field: f"{character.name} is not active and cannot act now ({rule})."}
+        )
 
 
 def _target_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
-        raise ValidationError({"target_name": "Name the character whose havens you seek."})
+        raise ValidationError(
+            {"target_name": "Name the character whose havens you seek (HAV-25b)."}
+        )
     if len(name) > TARGET_NAME_MAX:
         raise ValidationError(
-            {"target_name": f"Give the name in at most {TARGET_NAME_MAX} letters."}
+            {"target_name": f"Give the name in at most {TARGET_NAME_MAX} letters (HAV-25b)."}
         )
     return name
+
+
+def _short_key(key: str) -> str:
+    """A key fits its 120-letter column: a longer one is hashed, never cut, so two different
+    keys never become one."""
+    if len(key) <= KEY_MAX:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
 def _new_party_code() -> str:
@@ -146,7 +164,7 @@ def search_submit(
     Keyed: the same `key` gives the same search."""
     now = now or timezone.now()
     _require_player(by, character)
-    _require_active(character)
+    _require_active(character, "HAV-25b")
     name = _target_name(target_name)
     if moment not in SearchMoment.values:
         raise ValidationError({"moment": "Search in downtime or at the game (HAV-25b)."})
@@ -198,7 +216,7 @@ def search_target_link(*, search: Search, target: Character, by: User) -> Search
     search = Search.objects.select_for_update().select_related("cycle").get(pk=search.pk)
     _require_staff(by, search.cycle.chronicle_id)
     if target.chronicle_id != search.cycle.chronicle_id:
-        raise ValidationError({"target": "Pick a character of this chronicle."})
+        raise ValidationError({"target": "Pick a character of this chronicle (HAV-25b)."})
     if search.status != SearchStatus.SUBMITTED:
         raise ValidationError("Only a search not yet resolved can be linked (HAV-25b).")
     search.target = target
@@ -221,7 +239,7 @@ def search_join(
     their spends add up. Keyed like `search_submit`."""
     now = now or timezone.now()
     _require_player(by, character)
-    _require_active(character)
+    _require_active(character, "HAV-25b")
     code = (party_code or "").strip()
     search = (
         Search.objects.select_for_update()
@@ -239,13 +257,15 @@ def search_join(
         raise ValidationError({"party_code": UNKNOWN_CODE})
     if search.cycle.status != CycleStatus.OPEN:
         raise ValidationError(
-            {"party_code": "That search's downtime is closed; it can no longer be joined."}
+            {"party_code": "That search's downtime is closed; it can no longer be joined (DT-01)."}
         )
     previous = _spend_for_key(character, f"haven-search-join:{key}")
     if previous is not None:
         return _search_of_spend(previous)
     if Searcher.objects.filter(search=search, character=character).exists():
-        raise ValidationError({"character": f"{character.name} is already in this search."})
+        raise ValidationError(
+            {"character": f"{character.name} is already in this search (HAV-25b)."}
+        )
     spend, _ = influence_spend(
         character=character,
         cycle=search.cycle,
@@ -280,10 +300,13 @@ def search_withdraw(
     *, search: Search, character: Character, by: User, now: dt.datetime | None = None
 ) -> Search:
     """HAV-25b: a searcher leaves a search before it is resolved, and gets their influence
-    back; the search is withdrawn when nobody remains. Withdrawing twice changes nothing."""
+    back; the search is withdrawn when nobody remains. Withdrawing twice changes nothing.
+    Only while its downtime is open (DT-01): after the deadline the ST's preview counts it."""
     now = now or timezone.now()
     _require_player(by, character)
-    search = Search.objects.select_for_update().get(pk=search.pk)
+    search = (
+        Search.objects.select_for_update(of=("self",)).select_related("cycle").get(pk=search.pk)
+    )
     searcher = (
         Searcher.objects.filter(search=search, character=character).select_related("spend").first()
     )
@@ -291,6 +314,8 @@ def search_withdraw(
         return search
     if search.status != SearchStatus.SUBMITTED:
         raise ValidationError("This search is already resolved; it cannot be withdrawn (HAV-25b).")
+    if search.cycle.status != CycleStatus.OPEN:
+        raise ValidationError(CLOSED_CYCLE)
     influence_refund(spend=searcher.spend, reason="Withdrew from a haven search", actor=by, now=now)
     searcher.delete()
     if not Searcher.objects.filter(search=search).exists():
@@ -427,8 +452,8 @@ def _resolve(searches: Sequence[Search], *, house_rules: HouseRules, now: dt.dat
     unlinked = [s.pk for s in searches if s.target_id is None]
     homeless = [s.pk for s in searches if s.target_id is not None and not outcomes[s.pk]]
     for reasons, sentence in (
-        (unlinked, "No target was linked to this search: it found nothing."),
-        (homeless, "The target had no standing haven: nothing to find."),
+        (unlinked, "No target was linked to this search: it found nothing (HAV-25b)."),
+        (homeless, "The target had no standing haven: nothing to find (HAV-25b)."),
     ):
         if reasons:
             Search.objects.filter(pk__in=reasons, explanation="").update(explanation=sentence)
@@ -454,12 +479,21 @@ def search_at_game_record(
     if target.chronicle_id != game.chronicle_id or any(
         c.chronicle_id != game.chronicle_id for c, _, _ in searchers
     ):
-        raise ValidationError("Every character must belong to this chronicle.")
+        raise ValidationError("Every character must belong to this chronicle (HAV-25b).")
     if len({c.pk for c, _, _ in searchers}) != len(searchers):
-        raise ValidationError({"searchers": "Name each searcher once."})
+        raise ValidationError({"searchers": "Name each searcher once (HAV-25b)."})
     cycle = Cycle.objects.filter(game=game).first()
     if cycle is None:
-        raise ValidationError({"game": "That game has no downtime cycle."})
+        raise ValidationError({"game": "That game has no downtime cycle (DT-01)."})
+    # A double submit races here: both requests would miss the key and the second would fail
+    # on the spend's unique key. The searchers' rows (in id order, so two records naming the
+    # same characters never deadlock) queue the second behind the first, which it then finds.
+    list(
+        Character.objects.select_for_update()
+        .filter(pk__in=[c.pk for c, _, _ in searchers])
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     first_key = f"haven-search-game:{key}:{searchers[0][0].pk}"
     previous = _spend_for_key(searchers[0][0], first_key)
     if previous is not None:
@@ -538,12 +572,16 @@ def search_results_release(*, cycle: Cycle, now: dt.datetime | None = None) -> d
 @transaction.atomic
 def mobile_havens_move(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
     """HAV-25b (DT-10 "mobile havens move", before searches): every downtime a mobile haven
-    moves for free and whoever found it loses it; finds of this same cycle (at its game, or
-    by this downtime's searches) stay, so running the step twice clears nothing more."""
+    moves for free and whoever found it loses it, including finds made at this cycle's game
+    (those could be used at that game only). Spared: finds by this downtime's own searches
+    (they run after the move, so a re-run of the step must not clear them) and finds of later
+    cycles (made after the move, when an old cycle's step is run late)."""
     now = now or timezone.now()
-    stale = Find.objects.filter(
-        structure__chronicle_id=cycle.chronicle_id, cleared_at__isnull=True
-    ).exclude(cycle=cycle)
+    stale = (
+        Find.objects.filter(structure__chronicle_id=cycle.chronicle_id, cleared_at__isnull=True)
+        .exclude(cycle=cycle, result__search__moment=SearchMoment.DOWNTIME)
+        .exclude(cycle__deadline_at__gt=cycle.deadline_at)
+    )
     structure_ids = set(stale.values_list("structure_id", flat=True))
     structures = Structure.objects.filter(pk__in=structure_ids).only("pk", "outer_id")
     mobile = selectors.mobile_structures(structures, house_rules=cycle.chronicle.house_rules)
@@ -556,8 +594,13 @@ def mobile_havens_move(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[
 
 
 def _current_find(attacker: Character, structure_id: int) -> Find | None:
+    """The attacker's current find of a standing structure, on the condition
+    `access.finds_visible_to` shows it: a downtime search's find only once released (HAV-25b).
+    Before that the attacker must not learn what the search found, so an unreleased find is
+    no find at all."""
     return (
         Find.objects.filter(
+            Q(result__isnull=True) | Q(result__search__released_at__isnull=False),
             character=attacker,
             structure_id=structure_id,
             cleared_at__isnull=True,
@@ -579,24 +622,24 @@ def influence_attack_submit(
     key: str,
     now: dt.datetime | None = None,
 ) -> InfluenceAttack:
-    """HAV-25c: a downtime influence attack on a haven the attacker found. Setting
-    `attack_needs_earlier_find`: the find must be current and released before this
-    submission. Mobile havens are immune. A haven not found is refused like an unknown one."""
+    """HAV-25c: a downtime influence attack on a haven the attacker found. The find must be
+    current and released (HAV-25b); setting `attack_needs_earlier_find`: made before this
+    submission. Mobile havens are immune. A haven not found, or found by a search whose
+    results are not yet released, is refused exactly like an unknown one (HAV-04)."""
     now = now or timezone.now()
     _require_player(by, attacker)
-    _require_active(attacker, "character")
+    _require_active(attacker, "HAV-25c")
     structure_id = structure if isinstance(structure, int) else structure.pk
     find = _current_find(attacker, structure_id)
     if find is None:
         raise ValidationError({"structure": UNKNOWN_HAVEN})
     target = Structure.objects.get(pk=structure_id)
     house = attacker.chronicle.house_rules
-    released = find.result is None or find.result.search.released_at is not None
     mobile = selectors.mobile_structures([target], house_rules=house)[target.pk]
     try:
         rules.check_influence_attack_target(
             mobile=mobile,
-            found_before_submission=released and find.found_at <= now,
+            found_before_submission=find.found_at <= now,
             **settings_for(rules.check_influence_attack_target, house),
         )
     except ValueError as exc:
@@ -615,7 +658,7 @@ def influence_attack_submit(
     if not created:
         attack = InfluenceAttack.objects.filter(spend=spend).first()
         if attack is None:
-            raise ValidationError("That attack request is no longer valid; file a new one.")
+            raise ValidationError("That attack request was withdrawn; file a new one (HAV-25c).")
         return attack
     return InfluenceAttack.objects.create(
         cycle=cycle,
@@ -632,18 +675,22 @@ def influence_attack_submit(
 def influence_attack_withdraw(
     *, attack: InfluenceAttack, by: User, now: dt.datetime | None = None
 ) -> InfluenceAttack:
-    """HAV-25c: withdraw an attack before resolution, refunding its influence; twice is once."""
+    """HAV-25c: withdraw an attack before resolution, refunding its influence; twice is once.
+    Only while its downtime is open (DT-01)."""
     now = now or timezone.now()
     attack = (
-        InfluenceAttack.objects.select_for_update()
-        .select_related("attacker", "spend")
+        # The cycle is read, not locked: withdrawals of one downtime don't queue on it.
+        InfluenceAttack.objects.select_for_update(of=("self", "attacker", "spend"))
+        .select_related("attacker", "spend", "cycle")
         .get(pk=attack.pk)
     )
     _require_player(by, attack.attacker)
     if attack.status == AttackStatus.WITHDRAWN:
         return attack
     if attack.status != AttackStatus.SUBMITTED:
-        raise ValidationError("This attack is already resolved; it cannot be withdrawn.")
+        raise ValidationError("This attack is already resolved; it cannot be withdrawn (HAV-25c).")
+    if attack.cycle.status != CycleStatus.OPEN:
+        raise ValidationError(CLOSED_CYCLE)
     influence_refund(spend=attack.spend, reason="Withdrew an influence attack", actor=by, now=now)
     attack.status = AttackStatus.WITHDRAWN
     attack.save(update_fields=["status"])
@@ -731,7 +778,9 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
         attack.resistance_before = before
         if structure.status != StructureStatus.STANDING or structure.pk in destroyed:
             attack.resistance_after, attack.destroyed = 0, False
-            attack.explanation = "The haven was already destroyed; the attack did nothing."
+            attack.explanation = (
+                "The haven was already destroyed; the attack did nothing (HAV-25c)."
+            )
             continue
         if mobile[structure.pk]:
             attack.resistance_after, attack.destroyed = before, False
@@ -770,27 +819,38 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
     if changed:
         Attribute.objects.bulk_update(changed, ["quantity"])
     if destroyed:
-        Structure.objects.filter(pk__in=destroyed).update(
-            status=StructureStatus.DESTROYED,
-            destroyed_at=now,
-            destroyed_cycle=cycle,
-            destroyed_by=DestroyedBy.INFLUENCE_ATTACK,
-            destroyed_note="Influence resistance fell below zero (HAV-25c).",
-        )
-        Structure.objects.filter(outer_id__in=destroyed).exclude(
-            status=StructureStatus.DESTROYED
-        ).update(
-            status=StructureStatus.DESTROYED,
-            destroyed_at=now,
-            destroyed_cycle=cycle,
-            destroyed_by=DestroyedBy.OUTER_DESTROYED,
-            destroyed_note="Its outer haven was destroyed by an influence attack (HAV-25c).",
-        )
-        Find.objects.filter(
-            Q(structure_id__in=destroyed) | Q(structure__outer_id__in=destroyed),
-            cleared_at__isnull=True,
-        ).update(cleared_at=now)
+        _destroy_havens(destroyed, cycle=cycle, now=now)
     return {"attacks": len(attacks), "destroyed": len(destroyed)}
+
+
+def _destroy_havens(destroyed: set[int], *, cycle: Cycle, now: dt.datetime) -> None:
+    """HAV-25c: like every other destruction, the havens and the crypts inside them end their
+    current ownerships and void their pending ownership changes; every find of them is
+    cleared. Set-based: seven statements whatever the number of havens."""
+    destroy_structures(
+        destroyed,
+        how=DestroyedBy.INFLUENCE_ATTACK,
+        note="Influence resistance fell below zero (HAV-25c).",
+        cycle=cycle,
+        now=now,
+    )
+    crypts = list(
+        Structure.objects.filter(outer_id__in=destroyed)
+        .exclude(status=StructureStatus.DESTROYED)
+        .values_list("pk", flat=True)
+    )
+    destroy_structures(
+        crypts,
+        how=DestroyedBy.OUTER_DESTROYED,
+        note="Its outer haven was destroyed by an influence attack (HAV-25c).",
+        cycle=cycle,
+        now=now,
+    )
+    gone = [*destroyed, *crypts]
+    OwnershipChange.objects.filter(structure_id__in=gone, status=ChangeStatus.PENDING).update(
+        status=ChangeStatus.VOID, outcome="The haven no longer stands.", applied_at=now
+    )
+    Find.objects.filter(structure_id__in=gone, cleared_at__isnull=True).update(cleared_at=now)
 
 
 # --- Reinforcement attacks and alarms (HAV-26, HAV-10) -----------------------------------------
@@ -918,7 +978,7 @@ def reinforcement_attack_record(
     if existing is not None:
         return existing
     if structure.status != StructureStatus.STANDING:
-        raise ValidationError({"structure": "Only a standing structure can be attacked."})
+        raise ValidationError({"structure": "Only a standing structure can be attacked (HAV-26)."})
     if game.chronicle_id != structure.chronicle_id:
         raise ValidationError({"game": "Pick a game of this chronicle."})
     if not attackers:
@@ -964,6 +1024,8 @@ def reinforcement_attack_record(
 
 
 LOCK_OUTCOMES: tuple[str, ...] = ("bypass", "destroy")
+# A two-way lock that keeps people out; a bypassed one stays so (HAV-16), only LockTest says so.
+WORKING_LOCK: tuple[str, ...] = (AttributeState.ACTIVE,)
 
 
 @transaction.atomic
@@ -979,10 +1041,12 @@ def lock_test_record(
 ) -> dict[str, Any]:
     """HAV-16, recorded by an ST: one static test against a two-way lock (the attacker wins
     ties; the app records the result). A failed opening fires the alarms set off by failed
-    locks; a beaten lock is bypassed or destroyed (destroyed: anyone may enter until it is
-    repaired, HAV-24). Once every two-way lock of the structure is beaten it is penetrated and
-    its penetration alarms fire (HAV-10). Keyed: a second call with the same key does nothing.
-    """
+    locks. A beaten lock is bypassed or destroyed: a destroyed one lets anyone in until it is
+    repaired (HAV-24); a bypassed one stays intact and working (`rules.needs_repair`), so the
+    bypass lives only in the LockTest row and the lock can be tested again. Once every working
+    two-way lock of the structure is beaten at this game (destroyed, or bypassed in a test of
+    this game) it is penetrated and its penetration alarms fire, once per game (HAV-10).
+    Keyed: a second call with the same key does nothing."""
     now = now or timezone.now()
     structure = Structure.objects.select_for_update().get(pk=lock.structure_id)
     _require_staff(by, structure.chronicle_id)
@@ -994,7 +1058,7 @@ def lock_test_record(
         raise ValidationError({"lock": "Only a two-way lock is tested (HAV-16)."})
     if game.chronicle_id != structure.chronicle_id:
         raise ValidationError({"game": "Pick a game of this chronicle."})
-    if lock.state != AttributeState.ACTIVE:
+    if lock.state not in WORKING_LOCK:
         raise ValidationError({"lock": "This lock is not working; it needs no test (HAV-16)."})
     fired: list[AlarmFiring] = []
     penetrated = False
@@ -1013,12 +1077,19 @@ def lock_test_record(
             raise ValidationError(
                 {"outcome": "The attacker chooses to bypass or destroy the lock (HAV-16)."}
             )
-        lock.state = AttributeState.DESTROYED if outcome == "destroy" else AttributeState.BYPASSED
-        lock.save(update_fields=["state"])
-        penetrated = not Attribute.objects.filter(
-            structure=structure, kind="two_way_lock", state=AttributeState.ACTIVE
-        ).exists()
-        if penetrated:
+        if outcome == "destroy":
+            lock.state = AttributeState.DESTROYED
+            lock.save(update_fields=["state"])
+        tests_here = LockTest.objects.filter(lock__structure=structure, game=game)
+        penetrated = (
+            not Attribute.objects.filter(
+                structure=structure, kind="two_way_lock", state__in=WORKING_LOCK
+            )
+            .exclude(pk=lock.pk)
+            .exclude(pk__in=tests_here.filter(attacker_won=True).values("lock_id"))
+            .exists()
+        )
+        if penetrated and not tests_here.filter(penetrated=True).exists():
             fired = _fire(
                 structure,
                 [AlarmTrigger.PENETRATION],
@@ -1067,15 +1138,17 @@ def hidden_object_register(
     submit register one object."""
     now = now or timezone.now()
     _require_staff(by, chronicle)
-    key = key[:120]
+    key = _short_key(key)
     if key:
+        # Two racing submits of one form queue on the hider's row; the second finds the first.
+        Character.objects.select_for_update().filter(pk=hider.pk).values_list("pk").first()
         earlier = HiddenObject.objects.filter(chronicle=chronicle, key=key).first()
         if earlier is not None:
             return earlier
     if hider.chronicle_id != chronicle.pk or (game and game.chronicle_id != chronicle.pk):
         raise ValidationError("Pick a character and a game of this chronicle.")
     if not (description or "").strip():
-        raise ValidationError({"description": "Describe the object."})
+        raise ValidationError({"description": "Describe the object (HID-01)."})
     try:
         rules.check_hidden_object_registration(obfuscate_bid=obfuscate_bid, number=number)
     except ValueError as exc:
@@ -1140,7 +1213,15 @@ def hidden_object_search(
     now = now or timezone.now()
     chronicle_id = searcher.chronicle_id
     _require_staff(by, chronicle_id)
-    record = HiddenObjectSearch.objects.select_for_update().filter(key=key).first()
+    key = _short_key(key)
+    # A double submit races here: both requests would miss the key and the second would fail
+    # on the unique (chronicle, key). The searcher's row queues the second behind the first.
+    Character.objects.select_for_update().filter(pk=searcher.pk).values_list("pk").first()
+    record = (
+        HiddenObjectSearch.objects.select_for_update()
+        .filter(chronicle_id=chronicle_id, key=key)
+        .first()
+    )
     if record is None:
         level = auspex_level(searcher)
         try:

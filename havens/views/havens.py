@@ -4,12 +4,13 @@ service → page. A haven the viewer may not see answers 404 exactly like a miss
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -36,6 +37,7 @@ from ..forms.havens import (
 )
 from ..models import (
     Attribute,
+    ChangeKind,
     ChangeStatus,
     Contribution,
     Ownership,
@@ -55,7 +57,9 @@ def _show_errors(form: Form, exc: ValidationError) -> None:
         form.add_error(None, exc.messages)
         return
     for name, errors in exc.message_dict.items():
-        target = name if name in form.fields else None
+        # A hidden field (the design version) shows nothing beside it: its errors go on top.
+        shown = name in form.fields and not form.fields[name].widget.is_hidden
+        target = name if shown else None
         if name.startswith("to_") and "to_name" in form.fields:
             target = "to_name"
         form.add_error(target, errors)
@@ -186,6 +190,7 @@ def haven_design(request: HttpRequest, slug: str) -> HttpResponse:
                 description=data["description"],
                 outer=data["outer"],
                 attributes=form.attribute_requests(),
+                key=f"page:{request.user.pk}:{data['key']}" if data.get("key") else "",
             )
         except ValidationError as exc:
             _show_errors(form, exc)
@@ -282,6 +287,21 @@ def haven_upgrade_check(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 # --- Detail and the owners' actions ----------------------------------------------------------
 
 
+def _owned_since(membership: Membership, structure: Structure) -> dt.datetime | None:
+    """When the member's current ownership of the structure began (the earliest, with several
+    characters owning it); None when none of their characters owns it now (their own plan)."""
+    return (
+        Ownership.objects.filter(
+            structure=structure,
+            ended_at__isnull=True,
+            character__in=access.own_characters(membership),
+        )
+        .order_by("started_at")
+        .values_list("started_at", flat=True)
+        .first()
+    )
+
+
 def _detail(
     request: HttpRequest,
     membership: Membership,
@@ -296,15 +316,36 @@ def _detail(
     mine = owners and {c.pk for c in owners} & set(
         access.own_characters(membership).values_list("pk", flat=True)
     )
+    since = None if staff else _owned_since(membership, structure)
+    contributions = Contribution.objects.select_related("character", "cycle__game")
+    history = structure.ownerships.select_related("character").order_by("started_at", "pk")
+    firings = (
+        access.alarm_firings_visible_to(membership)
+        .filter(alarm__structure=structure)
+        .select_related("alarm", "game")
+    )
+    pending = structure.changes.filter(status=ChangeStatus.PENDING).select_related("from_character")
+    if not staff:
+        # HAV-04: a new owner (a thief, an heir) learns nothing of the haven's past: not who
+        # owned it, paid into it or asked for changes before their own ownership began.
+        if since is None:
+            contributions = contributions.none()
+            history = history.none()
+            firings = firings.none()
+        else:
+            contributions = contributions.filter(created_at__gte=since)
+            history = history.filter(Q(ended_at__isnull=True) | Q(ended_at__gt=since))
+            firings = firings.filter(fired_at__gte=since)
+        # A previous owner's change still waiting (it will be void) is not theirs to read.
+        pending = pending.filter(
+            Q(from_character__in=[c.pk for c in owners])
+            | Q(from_character__isnull=True)
+            | Q(kind=ChangeKind.DESTROY_CRYPT)
+        )
     projects = list(
         structure.projects.exclude(status=ProjectStatus.CANCELLED)
         .select_related("repair_of")
-        .prefetch_related(
-            Prefetch(
-                "contributions",
-                queryset=Contribution.objects.select_related("character", "cycle__game"),
-            )
-        )
+        .prefetch_related(Prefetch("contributions", queryset=contributions))
         .order_by("-created_at", "-pk")
     )
     contribute_forms = {
@@ -336,19 +377,17 @@ def _detail(
         "structure": structure,
         "owners": owners,
         "label": selectors.ownership_label(len(owners)),
-        "history": structure.ownerships.select_related("character").order_by("started_at", "pk"),
+        "history": history,
         "attributes": selectors.built_attributes([structure])[structure.pk],
         "projects": projects,
         "contribute_forms": contribute_forms,
         "actor": bound.get("actor") or actor,
+        "actor_choices": characters,
+        "actor_selected": str(bound["actor"].data.get("character", "")) if "actor" in bound else "",
         "left": left,
         "cycle": cycle,
-        "firings": access.alarm_firings_visible_to(membership)
-        .filter(alarm__structure=structure)
-        .select_related("alarm", "game"),
-        "pending": structure.changes.filter(status=ChangeStatus.PENDING).select_related(
-            "from_character"
-        ),
+        "firings": firings,
+        "pending": pending,
         "crypts": crypts,
         "transfer_form": hand_over,
         "will_form": will,

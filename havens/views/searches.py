@@ -117,7 +117,7 @@ def _player_context(membership: Membership, **forms_given: Any) -> dict[str, Any
     attacks = [
         (attack, services.attack_outcome_for_attacker(attack))
         for attack in access.influence_attacks_visible_to(membership)
-        .select_related("structure", "attacker")
+        .select_related("structure", "attacker", "cycle")
         .order_by("-created_at", "-pk")
     ]
     return {
@@ -128,8 +128,10 @@ def _player_context(membership: Membership, **forms_given: Any) -> dict[str, Any
         "finds": finds,
         "attacks": attacks,
         "search_form": forms_given.get("search_form") or forms.SearchForm(membership=membership),
-        "join_form": forms_given.get("join_form") or forms.JoinForm(membership=membership),
-        "attack_form": forms_given.get("attack_form") or forms.AttackForm(membership=membership),
+        "join_form": forms_given.get("join_form")
+        or forms.JoinForm(membership=membership, auto_id="join_%s"),
+        "attack_form": forms_given.get("attack_form")
+        or forms.AttackForm(membership=membership, auto_id="attack_%s"),
     }
 
 
@@ -181,7 +183,7 @@ def search_create(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def search_join(request: HttpRequest, slug: str) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
-    form = forms.JoinForm(request.POST, membership=membership)
+    form = forms.JoinForm(request.POST, membership=membership, auto_id="join_%s")
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -224,7 +226,7 @@ def search_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
 @require_POST
 def attack_create(request: HttpRequest, slug: str) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
-    form = forms.AttackForm(request.POST, membership=membership)
+    form = forms.AttackForm(request.POST, membership=membership, auto_id="attack_%s")
     if form.is_valid():
         data = form.cleaned_data
         find = data["find"]
@@ -428,7 +430,7 @@ def reinforcement_attack(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         game = form.cleaned_data["game"]
         if game is None:
-            form.add_error("game", "Pick the game the attack happened at.")
+            form.add_error("game", "Pick the game the attack happened at (HAV-26).")
         else:
             try:
                 attack = services.reinforcement_attack_record(

@@ -185,14 +185,14 @@ def test_haven_is_designed_paid_over_two_downtimes_searched_for_and_attacked(
     total = alice.locator("#design-check tfoot th").last
     problems = alice.locator("#design-check .problems")
     alice.get_by_label("Two way lock").fill("2")
-    expect(quote_cost(alice, "two_way_lock")).to_have_text("4")  # HAV-16: 2 each
+    expect(quote_cost(alice, "Two way lock (HAV-16)")).to_have_text("4")  # HAV-16: 2 each
     expect(total).to_have_text("4")
     alice.get_by_label("Hiding", exact=True).fill("1")
-    expect(quote_cost(alice, "hiding")).to_have_text("15")  # HAV-14
+    expect(quote_cost(alice, "Hiding (HAV-14)")).to_have_text("15")  # HAV-14
     expect(total).to_have_text("19")
     alice.get_by_label("Alarm 1: trigger").select_option(label="Physical attack")
     alice.get_by_label("Alarm 1: effect").select_option(label="Silent")
-    expect(quote_cost(alice, "alarm (attack, silent)")).to_have_text("5")  # HAV-10
+    expect(quote_cost(alice, "Alarm (Physical attack, Silent) (HAV-10)")).to_have_text("5")
     expect(total).to_have_text("24")
     expect(alice.get_by_text("No rule problems.")).to_be_visible()
 

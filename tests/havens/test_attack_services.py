@@ -3,18 +3,24 @@ SPEC example) and idempotence; secrecy of the refusals."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from characters.models import InfluenceSpend
 from havens.models import (
     AttackStatus,
     Attribute,
+    ChangeKind,
+    ChangeStatus,
     DestroyedBy,
     Find,
     InfluenceAttack,
+    Ownership,
+    OwnershipChange,
     Structure,
     StructureStatus,
 )
@@ -135,7 +141,10 @@ def test_mobile_haven_immune(scene: dict[str, Any]) -> None:
     assert "mobile" in exc.value.message_dict["structure"][0]
 
 
-def test_unreleased_find_is_not_enough(scene: dict[str, Any]) -> None:
+def test_unreleased_find_answers_like_unknown(scene: dict[str, Any]) -> None:
+    """HAV-25b/HAV-04 (review S2): a downtime search's find is no find until its results are
+    released; before that the refusal is the very one for an unknown haven, so the attacker
+    can't learn what (or which ids) the search found."""
     world = scene["world"]
     haven = scene["make_haven"](scene["owner"], location="Warehouse 9")
     svc.search_submit(
@@ -147,12 +156,28 @@ def test_unreleased_find_is_not_enough(scene: dict[str, Any]) -> None:
         key="s1",
     )
     svc.searches_resolve(cycle=world.game.cycle)
-    with pytest.raises(ValidationError) as exc:
+    assert Find.objects.filter(character=scene["alice"], structure=haven).exists()
+    with pytest.raises(ValidationError) as found_early:
         _attack(scene, haven, 1, key="a1")
-    assert "already found" in exc.value.message_dict["structure"][0]
+    with pytest.raises(ValidationError) as unknown:
+        _attack(scene, 2**31 - 1, 1, key="a2")
+    assert found_early.value.message_dict == unknown.value.message_dict
+    assert found_early.value.message_dict == {"structure": [svc.UNKNOWN_HAVEN]}
+    assert not InfluenceSpend.objects.filter(key__startswith="haven-attack").exists()
     svc.search_results_release(cycle=world.game.cycle)
     attack = _attack(scene, haven, 1, key="a1")
     assert attack.status == AttackStatus.SUBMITTED
+
+
+def test_found_later_than_submission_refused(scene: dict[str, Any]) -> None:
+    """HAV-25c INTERPRETATION (`attack_needs_earlier_find`): found before this submission."""
+    haven = scene["make_haven"](scene["owner"])
+    find = _found(scene, haven)
+    find.found_at = timezone.now() + dt.timedelta(hours=1)
+    find.save()
+    with pytest.raises(ValidationError) as exc:
+        _attack(scene, haven, 1, key="a1")
+    assert "HAV-25c" in exc.value.message_dict["structure"][0]
 
 
 def test_inf03_and_key(scene: dict[str, Any]) -> None:
@@ -186,3 +211,75 @@ def test_release_reaches_the_attacker(scene: dict[str, Any]) -> None:
     assert svc.search_results_release(cycle=cycle) == {"searches": 0, "attacks": 1}
     attack.refresh_from_db()
     assert attack.released_at is not None
+
+
+def test_withdraw_refused_once_the_cycle_is_closed(scene: dict[str, Any]) -> None:
+    """DT-01 (review I5): no withdrawal after the deadline; nothing is written."""
+    from chronicle import services as chronicle_services
+
+    world = scene["world"]
+    haven = scene["make_haven"](scene["owner"])
+    _found(scene, haven)
+    attack = _attack(scene, haven, 3, key="a1")
+    chronicle_services.cycle_close(cycle=world.game.cycle, by=world.users["storyteller"])
+    with pytest.raises(ValidationError) as exc:
+        svc.influence_attack_withdraw(attack=attack, by=world.users["player_alice"])
+    assert "DT-01" in exc.value.messages[0]
+    attack.refresh_from_db()
+    assert attack.status == AttackStatus.SUBMITTED
+    assert InfluenceSpend.objects.count() == 1
+
+
+def test_destroyed_haven_ends_ownerships_and_voids_changes(
+    scene: dict[str, Any], make_npc: Any
+) -> None:
+    """HAV-25c (review R5): a haven destroyed by an influence attack, and the crypt inside it,
+    end their current ownerships and void pending ownership changes, like every other
+    destruction."""
+    world = scene["world"]
+    haven = scene["make_haven"](scene["owner"])
+    crypt_owner = make_npc("Crypt owner")
+    crypt = scene["make_haven"](crypt_owner, name="Crypt", outer=haven)
+    pending = [
+        OwnershipChange.objects.create(
+            structure=s,
+            kind=ChangeKind.FORSAKE,
+            cycle=world.game.cycle,
+            from_character=o,
+            requested_at=s.created_at,
+        )
+        for s, o in ((haven, scene["owner"]), (crypt, crypt_owner))
+    ]
+    _found(scene, haven)
+    _attack(scene, haven, 1, key="a1")
+    svc.influence_attacks_resolve(cycle=world.game.cycle)
+    crypt.refresh_from_db()
+    assert crypt.status == StructureStatus.DESTROYED
+    assert crypt.destroyed_by == DestroyedBy.OUTER_DESTROYED
+    assert not Ownership.objects.filter(
+        structure__in=[haven, crypt], ended_at__isnull=True
+    ).exists()
+    ended = Ownership.objects.filter(structure__in=[haven, crypt])
+    assert {(o.ended_cycle_id, o.ended_why) for o in ended} == {
+        (world.game.cycle.pk, "The haven was destroyed.")
+    }
+    for change in pending:
+        change.refresh_from_db()
+        assert change.status == ChangeStatus.VOID and change.outcome
+    # A re-run changes nothing.
+    assert svc.influence_attacks_resolve(cycle=world.game.cycle) == {"attacks": 0, "destroyed": 0}
+
+
+def test_refusals_cite_their_rule(scene: dict[str, Any]) -> None:
+    haven = scene["make_haven"](scene["owner"])
+    _found(scene, haven)
+    attack = _attack(scene, haven, 1, key="a1")
+    svc.influence_attacks_resolve(cycle=scene["world"].game.cycle)
+    with pytest.raises(ValidationError) as exc:
+        svc.influence_attack_withdraw(attack=attack, by=scene["world"].users["player_alice"])
+    assert "HAV-25c" in exc.value.messages[0]
+    scene["alice"].status = "dead"
+    scene["alice"].save()
+    with pytest.raises(ValidationError) as exc:
+        _attack(scene, haven, 1, key="a2")
+    assert "HAV-25c" in exc.value.message_dict["character"][0]

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from characters.models import InfluenceSpend
+from characters.services.common import rule_ids
 from chronicle.models import CycleStatus
 from havens.models import (
     Attribute,
@@ -427,3 +428,217 @@ def test_design_quote_prices_each_line(cast: dict[str, Any]) -> None:
     )
     assert [line.cost for line in quote.lines] == [3, 10, 3]
     assert quote.total == 16 and quote.ok
+
+
+# --- Review fixes: secrecy between a crypt and its outer haven, keys, rule IDs ----------------
+
+
+def test_crypt_design_ignores_the_outers_mobility_on_order(cast: dict[str, Any]) -> None:
+    """HAV-04/HAV-23: only built, working Mobility of the outer haven makes a crypt mobile; an
+    order the outer haven's owners placed is theirs, and the crypt's owner must not learn it."""
+    outer = _standing(cast, owner=cast["bob"])
+    services.structure_upgrade(
+        structure=outer, character=cast["bob"], by=cast["b"], attributes=[Req("mobility")]
+    )
+    crypt = _design(cast, by=cast["st"], kind="crypt", outer=outer, attributes=[Req("hiding")])
+    Ownership.objects.create(structure=crypt, character=cast["alice"], how="built", started_at=NOW)
+    quote = services.upgrade_quote(structure=crypt, attributes=[Req("exit", 1)])
+    assert quote.ok and not any("mobile" in p.message for p in quote.problems)
+    services.structure_upgrade(
+        structure=crypt, character=cast["alice"], by=cast["a"], attributes=[Req("exit", 1)]
+    )
+    # Once built, it counts (the existing rule): a mobile haven has no exits.
+    Attribute.objects.create(structure=outer, kind="mobility", cost=15, created_at=NOW)
+    quote = services.upgrade_quote(structure=crypt, attributes=[Req("exit", 1)])
+    assert any("crypt inside a mobile haven" in p.message.lower() for p in quote.problems)
+
+
+@pytest.mark.parametrize(
+    ("crypt_design", "ordered"),
+    [
+        pytest.param({"exit": 2}, False, id="built-exits"),
+        pytest.param({"hiding": 1}, False, id="built-hiding"),
+        pytest.param({"reinforcement": 10}, True, id="reinforcement-on-order"),
+    ],
+)
+def test_mobility_on_an_outer_with_an_unfit_crypt_is_refused(
+    cast: dict[str, Any], crypt_design: dict[str, int], ordered: bool
+) -> None:
+    """HAV-23 + INTERPRETATION (a crypt inside a mobile outer haven counts as mobile): the
+    outer haven's owners may not make it mobile around a crypt with Hiding, reinforcement or
+    exits; the refusal does not say which the crypt has (HAV-04)."""
+    outer = _standing(cast)
+    crypt = _standing(cast, owner=cast["bob"], kind="crypt", outer=outer, name="Crypt")
+    for kind, quantity in crypt_design.items():
+        if ordered:
+            Project.objects.create(
+                structure=crypt,
+                kind=ProjectKind.ATTRIBUTE,
+                attribute_kind=kind,
+                quantity=quantity,
+                cost=quantity,
+                requested_by=cast["bob"],
+                created_at=NOW,
+            )
+        else:
+            Attribute.objects.create(
+                structure=crypt, kind=kind, quantity=quantity, cost=1, created_at=NOW
+            )
+    before = _counts()
+    quote = services.upgrade_quote(structure=outer, attributes=[Req("mobility")])
+    assert [p.message for p in quote.problems] == [services.CRYPT_REFUSES_MOBILITY]
+    with pytest.raises(ValidationError) as refused:
+        services.structure_upgrade(
+            structure=outer, character=cast["alice"], by=cast["a"], attributes=[Req("mobility")]
+        )
+    assert refused.value.messages == [services.CRYPT_REFUSES_MOBILITY]
+    for secret in ("exit", "Hiding", "hiding", "reinforce", "Bastien", "Crypt"):
+        assert secret not in services.CRYPT_REFUSES_MOBILITY
+    assert _counts() == before
+    # Other lines are not the crypt's business.
+    services.structure_upgrade(
+        structure=outer, character=cast["alice"], by=cast["a"], attributes=[Req("camera")]
+    )
+
+
+def test_mobility_next_to_a_fitting_crypt_or_when_the_setting_is_off(
+    cast: dict[str, Any],
+) -> None:
+    outer = _standing(cast)
+    crypt = _standing(cast, owner=cast["bob"], kind="crypt", outer=outer, name="Crypt")
+    Attribute.objects.create(structure=crypt, kind="camera", cost=1, created_at=NOW)
+    assert services.upgrade_quote(structure=outer, attributes=[Req("mobility")]).ok
+    Attribute.objects.create(structure=crypt, kind="exit", quantity=1, cost=1, created_at=NOW)
+    assert not services.upgrade_quote(structure=outer, attributes=[Req("mobility")]).ok
+    chronicle = outer.chronicle
+    chronicle.house_rule_overrides = {"crypt_in_mobile_haven_is_mobile": False}
+    chronicle.save()
+    outer.refresh_from_db()
+    services.structure_upgrade(
+        structure=outer, character=cast["alice"], by=cast["a"], attributes=[Req("mobility")]
+    )
+
+
+def test_long_contribution_keys_are_hashed_never_cut(cast: dict[str, Any]) -> None:
+    """Two keys sharing their first 120 characters stay two keys (a cut made them one)."""
+    one, two = "k" * 150 + "1", "k" * 150 + "2"
+    assert services.contribution_key(one) != services.contribution_key(two)
+    assert all(len(services.contribution_key(k)) <= 120 for k in (one, two, "short"))
+    assert services.contribution_key("short") == "haven-contribution:short"
+    structure = _design(cast, attributes=[Req("camera", 3)])
+    project = structure.projects.get()
+    for key in (one, two, one):
+        services.project_contribute(
+            project=project,
+            character=cast["alice"],
+            influence="business",
+            points=1,
+            by=cast["a"],
+            key=key,
+        )
+    assert Contribution.objects.count() == 2
+    project.refresh_from_db()
+    assert project.paid == 2
+
+
+def test_design_with_the_same_key_plans_one_structure(cast: dict[str, Any]) -> None:
+    """A double-clicked design form (the same token twice) plans one haven."""
+    first = _design(cast, key="page:1:token")
+    before = _counts()
+    again = _design(cast, key="page:1:token")
+    assert again.pk == first.pk and _counts() == before
+    assert first.key == "design:page:1:token"
+    other = _design(cast, key="page:1:other")
+    assert other.pk != first.pk
+    # Without a key, each call plans one (the service's callers always send one).
+    assert _design(cast).pk != _design(cast).pk
+
+
+@pytest.mark.parametrize(
+    ("call", "rule"),
+    [
+        pytest.param(lambda c: _design(c, name=" "), "HAV-01", id="name"),
+        pytest.param(lambda c: _design(c, character=c["alice2"]), "HAV-02", id="inactive"),
+        pytest.param(
+            lambda c: services.structure_upgrade(
+                structure=_standing(c), character=c["alice"], by=c["a"], attributes=[]
+            ),
+            "HAV-10",
+            id="no-attributes",
+        ),
+    ],
+)
+def test_design_refusals_name_their_rule(cast: dict[str, Any], call: Any, rule: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        call(cast)
+    assert all(rule_ids(m) for m in refused.value.messages), refused.value.messages
+    assert any(rule in m for m in refused.value.messages)
+
+
+def test_contribution_refusals_name_their_rule(cast: dict[str, Any]) -> None:
+    structure = _design(cast, attributes=[Req("camera", 2)])
+    project = structure.projects.get()
+
+    def pay(points: int, key: str) -> Contribution:
+        return services.project_contribute(
+            project=project,
+            character=cast["alice"],
+            influence="business",
+            points=points,
+            by=cast["a"],
+            key=key,
+        )
+
+    with pytest.raises(ValidationError, match=r"needs only 2 more influence \(HAV-02, INF-03\)"):
+        pay(3, "too-much")
+    pay(2, "all")
+    with pytest.raises(ValidationError, match=r"no longer collecting influence.*\(HAV-02\)"):
+        pay(1, "late")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_racing_designs_with_one_key_plan_one_structure(
+    postgres: None, cast: dict[str, Any]
+) -> None:
+    """The second submit waits for the first one's lock, then finds its structure: one haven,
+    no IntegrityError (a 500 on a double click)."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    out: dict[str, Any] = {}
+    started, release = threading.Event(), threading.Event()
+
+    def first() -> None:
+        try:
+            with transaction.atomic():
+                out["a"] = _design(cast, key="page:race")
+                started.set()
+                release.wait(5)
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            out["a"] = exc
+            started.set()
+        finally:
+            connection.close()
+
+    def second() -> None:
+        started.wait(5)
+        try:
+            out["b"] = _design(cast, key="page:race")
+        except Exception as exc:  # noqa: BLE001
+            out["b"] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    started.wait(5)
+    time.sleep(0.3)  # the second one is now blocked on the first one's lock
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert isinstance(out["a"], Structure) and isinstance(out["b"], Structure), out
+    assert out["a"].pk == out["b"].pk
+    assert Structure.objects.filter(key="design:page:race").count() == 1

@@ -307,3 +307,134 @@ def test_bad_ids_are_404(site: dict[str, Any]) -> None:
     assert client.get(f"{site['base']}99999999999/").status_code == 404
     assert client.post(f"{base}projects/999999/contribute/", {}).status_code == 404
     assert client.post(f"{base}crypts/{site['manor'].pk}/vote/", {}).status_code == 404
+
+
+# --- Review fixes: HAV-04 between a crypt and its outer haven, and towards new owners --------
+
+
+def test_crypt_owner_sees_only_that_destruction_was_ordered(
+    site: dict[str, Any], make_character: Any
+) -> None:
+    """HAV-03/HAV-04: Bob (the crypt's owner) learns neither who voted nor how many own the
+    outer haven; the storytellers see both."""
+    from havens.services import ownership as services
+
+    world = site["world"]
+    partner = make_character("Hidden Partner", player=None)
+    Ownership.objects.create(
+        structure=site["manor"], character=partner, how="joined", started_at=NOW
+    )
+    services.crypt_destroy_vote(
+        crypt=site["cellar"], voter=site["alice"], by=world.users["player_alice"]
+    )
+    services.crypt_destroy_vote(crypt=site["cellar"], voter=partner, by=world.users["storyteller"])
+    url = f"{site['base']}{site['cellar'].pk}/"
+    page = world.client("player_bob").get(url).content.decode()
+    assert "Destruction ordered by the outer haven's owners (HAV-03)." in page
+    for secret in ("Lucien", "Hidden Partner", "of 2", "2 of", "Manor"):
+        assert secret not in page, secret
+    staff = world.client("storyteller").get(url).content.decode()
+    assert "2 of 2 owners of the outer haven in favour: Hidden Partner, Lucien" in staff
+
+
+def test_crypt_owner_does_not_learn_of_mobility_on_order(site: dict[str, Any]) -> None:
+    """HAV-04/HAV-23: the crypt's live check answers the same before and after the outer
+    haven's owners order Mobility (only built Mobility counts)."""
+    from havens.services import ownership as services
+
+    world = site["world"]
+    url = f"{site['base']}{site['cellar'].pk}/check/"
+    client = world.client("player_bob")
+    before = client.post(url, {"character": site["bob"].pk, "q_exit": "1"}).content.decode()
+    services.structure_upgrade(
+        structure=site["manor"],
+        character=site["alice"],
+        by=world.users["player_alice"],
+        attributes=[services.AttributeRequest("mobility")],
+    )
+    after = client.post(url, {"character": site["bob"].pk, "q_exit": "1"}).content.decode()
+    assert "mobile" not in after.lower() and after == before
+
+
+def test_mobility_refused_beside_an_unfit_crypt_without_saying_why(site: dict[str, Any]) -> None:
+    Attribute.objects.create(
+        structure=site["cellar"], kind="exit", quantity=2, cost=2, created_at=NOW
+    )
+    client = site["world"].client("player_alice")
+    url = f"{site['base']}{site['manor'].pk}/upgrade/"
+    response = client.post(url, {"character": site["alice"].pk, "q_mobility": "1"})
+    body = response.content.decode()
+    assert response.status_code == 400
+    assert "A crypt inside this haven does not allow Mobility (HAV-23)" in body
+    assert "Cellar" not in body and "exits" not in body.split("<form")[1].split("</form>")[0]
+
+
+def test_a_thief_sees_nothing_of_the_havens_past(site: dict[str, Any], make_character: Any) -> None:
+    """HAV-04/HAV-07: after a theft, the new owner does not learn who owned or paid into the
+    haven before; the storytellers still see all of it."""
+    from chronicle import services as chronicle_services
+    from havens.services import ownership as services
+
+    world = site["world"]
+    st = world.users["storyteller"]
+    master = make_character("Old Master", player=None, business=5)
+    den = services.structure_design(
+        character=master,
+        by=st,
+        kind="outer",
+        name="Den",
+        location="Docks",
+        attributes=[services.AttributeRequest("camera", 2)],
+    )
+    services.project_contribute(
+        project=den.projects.get(),
+        character=master,
+        influence="business",
+        points=1,
+        by=st,
+        key="old",
+    )
+    services.structure_will_set(structure=den, from_character=master, by=st, to_name="Heir X")
+    Structure.objects.filter(pk=den.pk).update(status=StructureStatus.STANDING)
+    game2 = chronicle_services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 13))
+    for game in (world.game, game2):
+        services.theft_control_record(structure=den, game=game, thieves=[site["bob"]], by=st)
+    services.theft_resolve(cycle=game2.cycle)
+    services.project_contribute(
+        project=den.projects.get(),
+        character=site["bob"],
+        influence="business",
+        points=1,
+        by=world.users["player_bob"],
+        key="new",
+        cycle=world.game.cycle,
+    )
+    url = f"{site['base']}{den.pk}/"
+    page = world.client("player_bob").get(url)
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "Old Master" not in body and "Heir X" not in body
+    assert "Bastien: Theft (HAV-07)" in body and "Bastien: 1 business" in body
+    staff = world.client("storyteller").get(url).content.decode()
+    assert "Old Master" in staff and "Heir X" in staff
+
+
+def test_double_submitted_design_form_plans_one_haven(site: dict[str, Any]) -> None:
+    client = site["world"].client("player_alice")
+    form = client.get(site["base"] + "new/").content.decode()
+    assert 'type="hidden" name="key"' in form
+    data = {
+        "character": site["alice"].pk,
+        "kind": "outer",
+        "name": "Loft",
+        "location": "Docks",
+        "q_camera": "1",
+        "key": "token-1",
+    }
+    first = client.post(site["base"] + "new/", data)
+    second = client.post(site["base"] + "new/", data)
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert Structure.objects.filter(name="Loft").count() == 1
+    client.post(site["base"] + "new/", {**data, "key": "token-2"})
+    assert Structure.objects.filter(name="Loft").count() == 2

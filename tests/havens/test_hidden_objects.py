@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from havens.models import HiddenObject, HiddenObjectSearch
 from havens.services import searches as svc
+from tests.havens.test_search_services import race
 
 pytestmark = pytest.mark.django_db
 
@@ -102,3 +103,61 @@ def test_remove(setup: dict[str, Any]) -> None:
     first = HiddenObject.objects.get(pk=obj.pk).removed_at
     svc.hidden_object_remove(obj=obj, by=setup["st"])
     assert HiddenObject.objects.get(pk=obj.pk).removed_at == first
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_auspex_search_double_submit_racing_gives_one_record(
+    postgres: None, world: Any, make_character: Any
+) -> None:
+    """HID-02 (review I4): two racing submits of one search form: one record, no 500."""
+    st = world.users["storyteller"]
+    seer = make_character("Seer", player="player_alice", disciplines={"auspex": "2a"})
+    svc.hidden_object_register(
+        chronicle=world.chronicle,
+        hider=seer,
+        description="ring",
+        place="",
+        obfuscate_bid=3,
+        number=4,
+        by=st,
+    )
+
+    def search() -> HiddenObjectSearch:
+        return svc.hidden_object_search(searcher=seer, number=4, by=st, key="page:same")
+
+    out = race(search, search)
+    assert isinstance(out["a"], HiddenObjectSearch), out
+    assert isinstance(out["b"], HiddenObjectSearch), out
+    assert out["a"].pk == out["b"].pk
+    assert HiddenObjectSearch.objects.count() == 1
+
+
+def test_auspex_search_keys_are_per_chronicle(setup: dict[str, Any], make_character: Any) -> None:
+    """HID-02: the same key in another chronicle is another search, never this one's."""
+    world = setup["world"]
+    theirs = make_character(
+        "Seer abroad", player=None, chronicle=world.other, disciplines={"auspex": "2a"}
+    )
+    mine = svc.hidden_object_search(searcher=setup["seer"], number=4, by=setup["st"], key="k")
+    other_st = world.users["other_storyteller"]
+    abroad = svc.hidden_object_search(searcher=theirs, number=4, by=other_st, key="k")
+    assert abroad.pk != mine.pk and abroad.chronicle_id == world.other.pk
+    assert abroad.results == []
+
+
+def test_long_keys_are_hashed_not_cut(setup: dict[str, Any]) -> None:
+    """Two different keys longer than the column never become one record."""
+    long = "k" * 130
+    first = svc.hidden_object_search(
+        searcher=setup["seer"], number=4, by=setup["st"], key=long + "1"
+    )
+    second = svc.hidden_object_search(
+        searcher=setup["seer"], number=4, by=setup["st"], key=long + "2"
+    )
+    assert first.pk != second.pk
+    assert len(first.key) <= 120
+    again = svc.hidden_object_search(
+        searcher=setup["seer"], number=4, by=setup["st"], key=long + "1"
+    )
+    assert again.pk == first.pk

@@ -283,3 +283,91 @@ def test_storyteller_sets_the_owners(cast: dict[str, Any]) -> None:
         services.structure_owner_set(
             structure=cast["crypt"], characters=[cast["bob"], cast["carl"]], by=cast["st"], note=""
         )
+
+
+# --- Review fixes: HAV-04 towards the crypt's owner, HAV-01 one owner per crypt --------------
+
+
+def test_crypt_destruction_names_neither_voters_nor_the_count(
+    cast: dict[str, Any], make_character: Any
+) -> None:
+    """HAV-04: the change lives on the crypt, whose owner reads it; it must not tell who owns
+    the outer haven nor how many do. The storytellers read both in its outcome."""
+    other = make_character("Hidden Partner", player=None, status="npc")
+    Ownership.objects.create(structure=cast["outer"], character=other, how="joined", started_at=NOW)
+    services.crypt_destroy_vote(crypt=cast["crypt"], voter=cast["alice"], by=cast["a"])
+    services.crypt_destroy_vote(crypt=cast["crypt"], voter=other, by=cast["st"])
+    change = OwnershipChange.objects.get(structure=cast["crypt"])
+    assert change.from_character is None
+    assert change.note == services.CRYPT_DESTRUCTION
+    assert change.outcome == (
+        "2 of 2 owners of the outer haven in favour: Hidden Partner, Lucien (HAV-03)."
+    )
+
+
+def test_a_crypt_is_controlled_by_one_thief(cast: dict[str, Any]) -> None:
+    """HAV-01: thieves who keep a crypt own it, and a crypt has exactly one owner."""
+    game = cast["world"].game
+    before = _counts()
+    with pytest.raises(ValidationError) as refused:
+        services.theft_control_record(
+            structure=cast["crypt"], game=game, thieves=[cast["alice"], cast["carl"]], by=cast["st"]
+        )
+    assert refused.value.message_dict["thieves"] == [
+        "A crypt has exactly one owner (HAV-01): name one thief."
+    ]
+    assert _counts() == before
+    control = services.theft_control_record(
+        structure=cast["crypt"], game=game, thieves=[cast["alice"], cast["alice"]], by=cast["st"]
+    )
+    assert list(control.thieves.all()) == [cast["alice"]]
+
+
+def test_storyteller_gives_a_crypt_one_owner(cast: dict[str, Any]) -> None:
+    before = _counts()
+    for characters in ([], [cast["alice"], cast["carl"]]):
+        with pytest.raises(ValidationError, match="HAV-01"):
+            services.structure_owner_set(
+                structure=cast["crypt"], characters=characters, by=cast["st"], note="x"
+            )
+    assert _counts() == before
+    services.structure_owner_set(
+        structure=cast["crypt"], characters=[cast["carl"]], by=cast["st"], note="ruling"
+    )
+    assert list(
+        Ownership.objects.filter(structure=cast["crypt"], ended_at__isnull=True).values_list(
+            "character__name", flat=True
+        )
+    ) == ["Carl"]
+
+
+def test_ownership_refusals_name_their_rule(cast: dict[str, Any]) -> None:
+    from characters.services.common import rule_ids
+
+    refusals = []
+    for call in (
+        lambda: services.structure_transfer_request(
+            structure=cast["outer"], from_character=cast["alice"], by=cast["a"], to_name=" "
+        ),
+        lambda: services.structure_transfer_request(
+            structure=cast["outer"], from_character=cast["alice"], by=cast["a"], to_name="Lucien"
+        ),
+        lambda: services.structure_will_set(
+            structure=cast["outer"], from_character=cast["alice"], by=cast["a"], to_name="Lucien"
+        ),
+        lambda: services.structure_transfer_request(
+            structure=cast["outer"], from_character=cast["alice"], by=cast["b"], to_name="X"
+        ),
+        lambda: services.structure_destroy(structure=cast["outer"], by=cast["st"], note=" "),
+        lambda: services.theft_control_record(
+            structure=cast["outer"],
+            game=cast["world"].other_game,
+            thieves=[cast["bob"]],
+            by=cast["st"],
+        ),
+    ):
+        with pytest.raises(ValidationError) as refused:
+            call()
+        refusals.extend(refused.value.messages)
+    assert len(refusals) == 6
+    assert all(rule_ids(m) for m in refusals), refusals

@@ -3,6 +3,7 @@ reinforcement attack, penetration, breaching and alarms."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -167,3 +168,64 @@ def test_lock_tests(world: Any, make_character: Any, make_haven: Any) -> None:
         svc.lock_test_record(
             lock=lock, game=world.game, attacker_won=False, outcome=None, by=st, key="l4"
         )
+
+
+def test_bypassed_lock_stays_intact(world: Any, make_character: Any, make_haven: Any) -> None:
+    """HAV-16 (review R3): bypass is not destroy. A bypassed lock stays working (no repair,
+    `rules.needs_repair`), the bypass is recorded in the test only, and the lock is tested
+    again at the next game."""
+    from chronicle import services as chronicle_services
+
+    owner = make_character("Marta", player="player_bob")
+    haven = make_haven(owner, attributes={"two_way_lock": 1}, alarms=[("penetration", "silent")])
+    lock = Attribute.objects.get(structure=haven, kind="two_way_lock")
+    st = world.users["storyteller"]
+    beaten = svc.lock_test_record(
+        lock=lock, game=world.game, attacker_won=True, outcome="bypass", by=st, key="l1"
+    )
+    assert beaten == {"fired": 1, "penetrated": True, "repeat": False}
+    lock.refresh_from_db()
+    assert lock.state == AttributeState.ACTIVE and not lock.needs_repair
+    assert LockTest.objects.get(key="l1").outcome == "bypass"
+    game2 = chronicle_services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 13))
+    held = svc.lock_test_record(
+        lock=lock, game=game2, attacker_won=False, outcome=None, by=st, key="l2"
+    )
+    assert held == {"fired": 0, "penetrated": False, "repeat": False}
+    lock.refresh_from_db()
+    assert lock.state == AttributeState.ACTIVE
+
+
+def test_penetration_needs_every_lock_beaten_at_this_game(
+    world: Any, make_character: Any, make_haven: Any
+) -> None:
+    """HAV-16: all two-way locks beaten → penetrated; a bypass counts at its own game only, a
+    destroyed lock until it is repaired. Penetration alarms fire once per game (HAV-10)."""
+    from chronicle import services as chronicle_services
+
+    owner = make_character("Marta", player="player_bob")
+    haven = make_haven(owner, attributes={"two_way_lock": 1}, alarms=[("penetration", "silent")])
+    first = Attribute.objects.get(structure=haven, kind="two_way_lock")
+    second = Attribute.objects.create(
+        structure=haven, kind="two_way_lock", quantity=1, cost=2, created_at=haven.created_at
+    )
+    st = world.users["storyteller"]
+
+    def test(lock: Attribute, game: Any, key: str, outcome: str | None = "bypass") -> Any:
+        return svc.lock_test_record(
+            lock=lock, game=game, attacker_won=outcome is not None, outcome=outcome, by=st, key=key
+        )
+
+    assert test(first, world.game, "a")["penetrated"] is False
+    assert test(second, world.game, "b", "destroy") == {
+        "fired": 1,
+        "penetrated": True,
+        "repeat": False,
+    }
+    # Beating a lock again at the same game: still penetrated, no second alarm.
+    assert test(first, world.game, "c") == {"fired": 0, "penetrated": True, "repeat": False}
+    game2 = chronicle_services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 13))
+    # The second lock is still destroyed; the first must be beaten again at this game.
+    assert test(first, game2, "d", None)["penetrated"] is False
+    assert test(first, game2, "e") == {"fired": 1, "penetrated": True, "repeat": False}
+    assert AlarmFiring.objects.filter(cause="penetration").count() == 2

@@ -272,7 +272,7 @@ def test_two_games_of_control_make_the_thieves_owners(cast: dict[str, Any]) -> N
         structure=manor, game=games[1], thieves=[cast["bob"]], by=cast["st"]
     )
     summary = _twice(services.theft_resolve, games[1].cycle)
-    assert summary == {"stolen": 1, "attributes_disabled": 1}
+    assert summary == {"stolen": 1, "attributes_disabled": 1, "void": 0}
     assert _owners(manor) == {"Bastien"}
     alarm.refresh_from_db()
     seals.refresh_from_db()
@@ -361,3 +361,77 @@ def test_paid_projects_are_built_once(cast: dict[str, Any]) -> None:
     assert set(Project.objects.exclude(pk=open_one.pk).values_list("status", flat=True)) == {
         ProjectStatus.DONE
     }
+
+
+# --- Review fixes: a crypt keeps one owner (HAV-01); the crypt vote stays secret (HAV-04) ----
+
+
+def test_crypt_vote_applied_tells_only_the_storytellers_the_count(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["alice"], cast["carl"])
+    cellar = cast["structure"]("Cellar", cast["bob"], kind="crypt", outer=manor)
+    services.crypt_destroy_vote(crypt=cellar, voter=cast["alice"], by=cast["a"])
+    services.crypt_destroy_vote(crypt=cellar, voter=cast["carl"], by=cast["st"])
+    summary = _twice(services.ownership_changes_apply, cast["cycle"])
+    assert summary["applied"] == 1 and summary["destroyed"] == 1
+    cellar.refresh_from_db()
+    assert cellar.destroyed_by == DestroyedBy.CRYPT_VOTE
+    assert cellar.destroyed_note == services.CRYPT_DESTRUCTION  # the crypt's owner reads it
+    change = OwnershipChange.objects.get(structure=cellar)
+    assert change.from_character is None and change.note == services.CRYPT_DESTRUCTION
+    assert change.outcome == (
+        "Destroyed by the outer haven's owners (HAV-03). 2 of 2 owners of the outer haven in "
+        "favour: Carl, Lucien (HAV-03)."
+    )
+
+
+def test_several_thieves_of_a_crypt_never_make_it_shared(cast: dict[str, Any]) -> None:
+    """HAV-01: controls recorded before the one-thief check (or by hand) void the theft with a
+    reason, once; the crypt keeps its one owner and later steps still run."""
+    games = _games(cast["world"], 2)
+    manor = cast["structure"]("Manor", cast["carl"])
+    cellar = cast["structure"]("Cellar", cast["carl"], kind="crypt", outer=manor)
+    for game in games:
+        control = TheftControl.objects.create(
+            structure=cellar, game=game, recorded_by=cast["st"], recorded_at=NOW
+        )
+        control.thieves.set([cast["alice"], cast["bob"]])
+    summary = _twice(services.theft_resolve, games[1].cycle)
+    assert summary == {"stolen": 0, "attributes_disabled": 0, "void": 1}
+    assert _owners(cellar) == {"Carl"}
+    change = OwnershipChange.objects.get(structure=cellar)
+    assert change.status == ChangeStatus.VOID and "HAV-01" in change.outcome
+    services.structure_forsake_request(structure=cellar, character=cast["carl"], by=cast["st"])
+    services.ownership_changes_apply(cycle=games[1].cycle, now=NOW)
+    cellar.refresh_from_db()
+    assert cellar.status == StructureStatus.DESTROYED
+
+
+def test_a_crypt_with_two_owners_from_bad_data_does_not_stop_the_step(
+    cast: dict[str, Any], make_character: Any
+) -> None:
+    dora = make_character("Dora", player=None)
+    manor = cast["structure"]("Manor", cast["carl"])
+    cellar = cast["structure"]("Cellar", cast["alice"], cast["bob"], kind="crypt", outer=manor)
+    forsake = services.structure_forsake_request(
+        structure=cellar, character=cast["alice"], by=cast["a"]
+    )
+    transfer = services.structure_transfer_request(
+        structure=cellar, from_character=cast["bob"], by=cast["b"], to_name="Dora"
+    )
+    assert transfer.to_character == dora
+    _twice(services.ownership_changes_apply, cast["cycle"])
+    forsake.refresh_from_db()
+    transfer.refresh_from_db()
+    assert forsake.status == ChangeStatus.VOID and "HAV-01" in forsake.outcome
+    assert transfer.status == ChangeStatus.VOID and "HAV-01" in transfer.outcome
+    assert _owners(cellar) == {"Lucien", "Bastien"}
+
+
+def test_a_transferred_crypt_has_one_owner(cast: dict[str, Any]) -> None:
+    manor = cast["structure"]("Manor", cast["carl"])
+    cellar = cast["structure"]("Cellar", cast["alice"], kind="crypt", outer=manor)
+    services.structure_transfer_request(
+        structure=cellar, from_character=cast["alice"], by=cast["a"], to_name="Bastien"
+    )
+    _twice(services.ownership_changes_apply, cast["cycle"])
+    assert _owners(cellar) == {"Bastien"}

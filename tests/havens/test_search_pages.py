@@ -329,6 +329,24 @@ def test_reinforcement_page_99_against_100(scene: dict[str, Any]) -> None:
     assert empty.status_code == 400 and "at least one attacker" in empty.content.decode()
 
 
+def test_reinforcement_page_counts_only_the_rows_filled_in(scene: dict[str, Any]) -> None:
+    """A browser sends every row of the form: untouched rows are blank, not attackers without
+    Potence (who would add 4 each, HAV-26). One attacker at 2a bids (2 + 3)² = 25."""
+    st = scene["world"].client("storyteller")
+    query: dict[str, Any] = {"structure": scene["haven"].pk}
+    for i in range(1, 6):
+        query |= {f"name_{i}": "", f"character_{i}": "", f"potence_{i}": ""}
+    query |= {"name_1": "Brute", "potence_1": 3}
+    preview = st.get(url("reinforcement_preview"), query, HTTP_HX_REQUEST="true")
+    assert "<dd><strong>25</strong></dd>" in preview.content.decode()  # the bid
+    query["potence_1"] = ""
+    query["name_1"] = ""
+    record = st.post(
+        url("reinforcement_attack"), {**query, "game": scene["world"].game.pk, "key": "r3"}
+    )
+    assert record.status_code == 400 and "at least one attacker" in record.content.decode()
+
+
 def test_hidden_flow(scene: dict[str, Any]) -> None:
     world = scene["world"]
     st = world.client("storyteller")
@@ -376,3 +394,98 @@ def test_hidden_flow(scene: dict[str, Any]) -> None:
     assert obj.found_by == scene["alice"]
     assert st.get(url("hidden_search_tests", 2**40)).status_code == 404
     assert st.post(url("hidden_remove", obj.pk)).status_code == 302
+
+
+def test_attack_on_unreleased_find_reads_like_unknown(
+    scene: dict[str, Any], make_npc: Any, make_haven: Any
+) -> None:
+    """HAV-25b/HAV-04 (review S2): the page answers a find of a search not yet released
+    exactly like an id that does not exist, and offers no attack form yet."""
+    world = scene["world"]
+    target = make_npc("Victor Kane", mental=1, business=0, herd=0, occult=0)
+    make_haven(target, name="Found", location="Docks")
+    svc.search_submit(
+        character=scene["bob"],
+        target_name="Victor Kane",
+        influence="business",
+        points=5,
+        by=world.users["player_bob"],
+        key="s1",
+    )
+    svc.searches_resolve(cycle=world.game.cycle)
+    early = Find.objects.get(character=scene["bob"])
+    bob = world.client("player_bob")
+    page = bob.get(url("search_list")).content.decode()
+    assert "Docks" not in page and "Influence attack (HAV-25c)" not in page
+
+    def attack(find_id: int) -> str:
+        response = bob.post(
+            url("attack_create"),
+            {"find": find_id, "influence": "business", "points": 1, "key": "a1"},
+        )
+        assert response.status_code == 400
+        # The form's own error; the rest of the page carries per-response tokens.
+        return str(response.context["attack_form"].errors)
+
+    assert attack(early.pk) == attack(2**31 - 1)
+    assert not InfluenceAttack.objects.exists()
+
+
+def test_withdraw_after_the_deadline_is_refused(scene: dict[str, Any]) -> None:
+    """DT-01 (review I5): no withdraw button once the downtime is closed, and a stale form's
+    POST is refused with a message (never a 500), changing nothing."""
+    from chronicle import services as chronicle_services
+
+    world = scene["world"]
+    search = svc.search_submit(
+        character=scene["bob"],
+        target_name="Somebody",
+        influence="business",
+        points=2,
+        by=world.users["player_bob"],
+        key="s1",
+    )
+    find = Find.objects.create(
+        structure=scene["haven"],
+        character=scene["bob"],
+        cycle=world.game.cycle,
+        found_at=scene["haven"].created_at,
+    )
+    bob = world.client("player_bob")
+    bob.post(
+        url("attack_create"), {"find": find.pk, "influence": "business", "points": 1, "key": "a"}
+    )
+    attack = InfluenceAttack.objects.get()
+    assert "Withdraw" in bob.get(url("search_list")).content.decode()
+    chronicle_services.cycle_close(cycle=world.game.cycle, by=world.users["storyteller"])
+    assert "Withdraw" not in bob.get(url("search_list")).content.decode()
+    for response in (
+        bob.post(url("search_withdraw", search.pk), follow=True),
+        bob.post(url("attack_withdraw", attack.pk), follow=True),
+    ):
+        assert response.status_code == 200
+        assert "DT-01" in response.content.decode()
+    search.refresh_from_db()
+    attack.refresh_from_db()
+    assert search.status == SearchStatus.SUBMITTED and attack.status == "submitted"
+
+
+def test_double_posts_of_staff_forms_give_one_record(scene: dict[str, Any]) -> None:
+    """HAV-25b / HID-02 (review I3, I4): the same form token twice records once."""
+    st = scene["world"].client("storyteller")
+    at_game = {
+        "target": scene["alice"].pk,
+        "searcher_1": scene["bob"].pk,
+        "influence_1": "business",
+        "points_1": 21,
+        "key": "g1",
+    }
+    assert st.post(url("search_at_game", 1), at_game).status_code == 302
+    assert st.post(url("search_at_game", 1), at_game).status_code == 302
+    assert Search.objects.count() == 1
+    hidden = {"searcher": scene["alice"].pk, "number": 4, "key": "h1"}
+    first = st.post(url("hidden_search"), hidden)
+    second = st.post(url("hidden_search"), hidden)
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert HiddenObjectSearch.objects.count() == 1

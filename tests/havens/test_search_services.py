@@ -3,16 +3,20 @@ havens moving, releasing; every SPEC example, INF-03 refusals, idempotence."""
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection, transaction
 
 from characters.models import InfluenceSpend
 from characters.services.influence import influence_left
 from chronicle.models import CycleStatus
 from havens import access
-from havens.models import Find, Search, SearchResult, SearchStatus
+from havens.models import Find, Search, Searcher, SearchMoment, SearchResult, SearchStatus
 from havens.services import searches as svc
 
 pytestmark = pytest.mark.django_db
@@ -106,7 +110,9 @@ def test_unknown_name_gives_the_same_answer_and_finds_nothing(cast: dict[str, An
     assert not SearchResult.objects.filter(search=unknown).exists()
     unknown.refresh_from_db()
     assert unknown.status == SearchStatus.RESOLVED
-    assert unknown.explanation == "No target was linked to this search: it found nothing."
+    assert unknown.explanation == (
+        "No target was linked to this search: it found nothing (HAV-25b)."
+    )
 
 
 def test_staff_link_then_resolve(cast: dict[str, Any]) -> None:
@@ -191,6 +197,7 @@ def test_join_after_the_cycle_closed(cast: dict[str, Any]) -> None:
             key="j1",
         )
     assert "closed" in exc.value.message_dict["party_code"][0]
+    assert "DT-01" in exc.value.message_dict["party_code"][0]
 
 
 def test_withdraw_refunds_and_empties(cast: dict[str, Any]) -> None:
@@ -284,16 +291,54 @@ def test_at_game_search_is_resolved_and_released_at_once(cast: dict[str, Any]) -
         )
 
 
-def test_mobile_havens_move_clears_older_finds_only(
-    cast: dict[str, Any], make_npc: Any, make_haven: Any
+def _downtime_find(world: Any, structure: Any, character: Any, cycle: Any) -> Find:
+    """A find by a resolved downtime search of `cycle` (as `searches_resolve` writes it)."""
+    search = Search.objects.create(
+        cycle=cycle,
+        target_name="Nomad",
+        moment=SearchMoment.DOWNTIME,
+        party_code=f"code{structure.pk}{character.pk}{cycle.pk}",
+        status=SearchStatus.RESOLVED,
+        created_by=character,
+        created_at=structure.created_at,
+        resolved_at=structure.created_at,
+    )
+    result = SearchResult.objects.create(
+        search=search,
+        structure=structure,
+        spent=1,
+        hiding_points=0,
+        found=True,
+        explanation="found",
+        created_at=structure.created_at,
+    )
+    return Find.objects.create(
+        structure=structure,
+        character=character,
+        result=result,
+        cycle=cycle,
+        found_at=structure.created_at,
+    )
+
+
+def test_mobile_havens_move_clears_older_and_at_game_finds(
+    cast: dict[str, Any], make_character: Any, make_npc: Any, make_haven: Any
 ) -> None:
+    """HAV-25b: every downtime a mobile haven moves and its found status is cleared, finds made
+    at that downtime's own game included; only the finds of this downtime's own searches (run
+    after the move) and of later cycles stay."""
     from chronicle import services as chronicle_services
 
     world = cast["world"]
+    carla = make_character("Carla", player=None)
+    dora = make_character("Dora", player=None)
     wagon = make_haven(make_npc("Nomad"), name="Wagon", attributes={"mobility": 1})
     still = cast["haven"]
     game2 = chronicle_services.game_create(
         chronicle=world.chronicle, date=world.game.date.replace(day=23)
+    )
+    game3 = chronicle_services.game_create(
+        chronicle=world.chronicle, date=world.game.date.replace(month=5)
     )
     old = [
         Find.objects.create(
@@ -301,18 +346,78 @@ def test_mobile_havens_move_clears_older_finds_only(
         )
         for s in (wagon, still)
     ]
-    fresh = Find.objects.create(
+    at_game = Find.objects.create(
         structure=wagon, character=cast["bob"], cycle=game2.cycle, found_at=wagon.created_at
     )
+    by_search = _downtime_find(world, wagon, carla, game2.cycle)
+    later = Find.objects.create(
+        structure=wagon, character=dora, cycle=game3.cycle, found_at=wagon.created_at
+    )
     summary = svc.mobile_havens_move(cycle=game2.cycle)
-    assert summary == {"moved": 1, "finds_cleared": 1}
+    assert summary == {"moved": 1, "finds_cleared": 2}
     assert svc.mobile_havens_move(cycle=game2.cycle)["finds_cleared"] == 0
-    old[0].refresh_from_db()
-    old[1].refresh_from_db()
-    fresh.refresh_from_db()
+    for find in (*old, at_game, by_search, later):
+        find.refresh_from_db()
     assert old[0].cleared_at is not None
-    assert old[1].cleared_at is None
-    assert fresh.cleared_at is None
+    assert old[1].cleared_at is None  # not mobile
+    assert at_game.cleared_at is not None  # found at game 2, the wagon moved since
+    assert by_search.cleared_at is None
+    assert later.cleared_at is None
+
+
+def test_at_game_find_cleared_by_that_cycles_move(
+    world: Any, make_character: Any, make_npc: Any, make_haven: Any
+) -> None:
+    """HAV-25b (review R2): a find made at game G is gone after the downtime after G."""
+    owner = make_npc("Nomad", mental=1, business=0, herd=0, occult=0)
+    alice = make_character("Lucien", player="player_alice", business=10)
+    van = make_haven(owner, name="Van", attributes={"mobility": 1})
+    svc.search_at_game_record(
+        game=world.game,
+        target=owner,
+        searchers=[(alice, "business", 9)],
+        by=world.users["storyteller"],
+        key="g1",
+    )
+    find = Find.objects.get(character=alice, structure=van)
+    assert svc.mobile_havens_move(cycle=world.game.cycle) == {"moved": 1, "finds_cleared": 1}
+    find.refresh_from_db()
+    assert find.cleared_at is not None
+
+
+def test_withdraw_refused_once_the_cycle_is_closed(cast: dict[str, Any]) -> None:
+    """DT-01 (review I5): after the deadline a search can't be withdrawn; nothing changes."""
+    from chronicle import services as chronicle_services
+
+    world = cast["world"]
+    search = _submit(cast, "alice", 3, key="k1")
+    cycle = world.game.cycle
+    chronicle_services.cycle_close(cycle=cycle, by=world.users["storyteller"])
+    with pytest.raises(ValidationError) as exc:
+        svc.search_withdraw(search=search, character=cast["alice"], by=world.users["player_alice"])
+    assert "DT-01" in exc.value.messages[0]
+    search.refresh_from_db()
+    assert search.status == SearchStatus.SUBMITTED
+    assert Searcher.objects.filter(search=search).count() == 1
+    assert not InfluenceSpend.objects.filter(points__lt=0).exists()
+
+
+def test_refusals_cite_their_rule(cast: dict[str, Any]) -> None:
+    for name in ("", "x" * (svc.TARGET_NAME_MAX + 1)):
+        with pytest.raises(ValidationError) as exc:
+            _submit(cast, "alice", 1, key=f"n{len(name)}", name=name)
+        assert "HAV-25b" in exc.value.message_dict["target_name"][0]
+    search = _submit(cast, "alice", 1, key="k1")
+    with pytest.raises(ValidationError) as exc:
+        svc.search_join(
+            party_code=search.party_code,
+            character=cast["alice"],
+            influence="business",
+            points=1,
+            by=cast["world"].users["player_alice"],
+            key="j1",
+        )
+    assert "HAV-25b" in exc.value.message_dict["character"][0]
 
 
 def test_player_cannot_search_for_someone_elses_character(cast: dict[str, Any]) -> None:
@@ -325,3 +430,67 @@ def test_player_cannot_search_for_someone_elses_character(cast: dict[str, Any]) 
             by=cast["world"].users["player_alice"],
             key="x",
         )
+
+
+def race(first: Callable[[], Any], second: Callable[[], Any]) -> dict[str, Any]:
+    """`first` runs in a transaction kept open until `second` has started (and blocks on
+    `first`'s locks), then commits: a double click's two requests, in the worst order.
+    Returns what each gave or raised."""
+    out: dict[str, Any] = {}
+    started, release = threading.Event(), threading.Event()
+
+    def a() -> None:
+        try:
+            with transaction.atomic():
+                out["a"] = first()
+                started.set()
+                release.wait(5)
+        except Exception as exc:  # surfaced to the test
+            out["a"] = exc
+            started.set()
+        finally:
+            connection.close()
+
+    def b() -> None:
+        started.wait(5)
+        try:
+            out["b"] = second()
+        except Exception as exc:  # surfaced to the test
+            out["b"] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for thread in threads:
+        thread.start()
+    started.wait(5)
+    time.sleep(0.5)  # let `second` reach the lock `first` holds
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    return out
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_at_game_search_double_submit_racing_gives_one_search(
+    postgres: None, world: Any, make_character: Any, make_npc: Any
+) -> None:
+    """HAV-25b (review I3): two racing submits of one at-game form: one search, no 500."""
+    target = make_npc("Victor")
+    alice = make_character("Lucien", player="player_alice", business=5)
+
+    def record() -> Search:
+        return svc.search_at_game_record(
+            game=world.game,
+            target=target,
+            searchers=[(alice, "business", 2)],
+            by=world.users["storyteller"],
+            key="page:k",
+        )
+
+    out = race(record, record)
+    assert isinstance(out["a"], Search) and isinstance(out["b"], Search), out
+    assert out["a"].pk == out["b"].pk
+    assert Search.objects.count() == 1
+    assert InfluenceSpend.objects.count() == 1

@@ -170,26 +170,23 @@ def test_join_and_withdraw(scene: dict[str, Any]) -> None:
 def test_haven_attack_api(scene: dict[str, Any]) -> None:
     world = scene["world"]
     bob = world.client("player_bob")
-    body = {
-        "character": scene["bob"].pk,
-        "structure": scene["haven"].pk,
-        "influence": "business",
-        "points": 19,
-        "key": "a1",
-    }
-    unfound = _json(bob, f"{BASE}/haven-attacks/", body)
-    unknown = _json(bob, f"{BASE}/haven-attacks/", {**body, "structure": 2**31 - 1})
-    assert unfound.status_code == unknown.status_code == 400
-    assert unfound.json() == unknown.json()
+    body = {"find": 2**31 - 1, "influence": "business", "points": 19, "key": "a1"}
+    unknown = _json(bob, f"{BASE}/haven-attacks/", body)
+    assert unknown.status_code == 400
+    assert unknown.json()["error"]["fields"] == {"find": [svc.UNKNOWN_HAVEN]}
     Find.objects.create(
         structure=scene["haven"],
         character=scene["bob"],
         cycle=world.game.cycle,
         found_at=scene["haven"].created_at,
     )
+    finds = bob.get(f"{BASE}/finds/").json()["results"]
+    assert [f["location"] for f in finds] == ["Behind the cathedral"]
+    body["find"] = finds[0]["id"]
     made = _json(bob, f"{BASE}/haven-attacks/", body)
     assert made.status_code == 201, made.content
-    assert "resistance_before" not in made.json()
+    assert _json(bob, f"{BASE}/haven-attacks/", body).json()["id"] == made.json()["id"]
+    assert "resistance_before" not in made.json() and "structure" not in made.json()
     attack_id = made.json()["id"]
     alice = world.client("player_alice")
     assert _json(alice, f"{BASE}/haven-attacks/{attack_id}/withdraw/", {}).status_code == 404
@@ -201,6 +198,85 @@ def test_haven_attack_api(scene: dict[str, Any]) -> None:
     staff = world.client("storyteller").get(f"{BASE}/haven-attacks/").json()["results"]
     assert staff[0]["resistance_before"] == 18
     assert InfluenceAttack.objects.count() == 1
+
+
+def test_attack_on_unreleased_others_or_lost_find_answers_like_unknown(
+    scene: dict[str, Any], make_npc: Any, make_haven: Any
+) -> None:
+    """HAV-25b/HAV-04 (review S2): before the results are released, the find of a downtime
+    search gets exactly the answer an unknown id gets, and so does another player's find, a
+    find lost since, or a find of another of one's characters than the one named."""
+    world = scene["world"]
+    target = make_npc("Victor Kane", mental=1, business=0, herd=0, occult=0)
+    found_haven = make_haven(target, name="Found", location="Docks")
+    svc.search_submit(
+        character=scene["bob"],
+        target_name="Victor Kane",
+        influence="business",
+        points=5,
+        by=world.users["player_bob"],
+        key="s1",
+    )
+    svc.searches_resolve(cycle=world.game.cycle)
+    early = Find.objects.get(character=scene["bob"], structure=found_haven)
+    alices = Find.objects.create(
+        structure=found_haven,
+        character=scene["alice"],
+        cycle=world.game.cycle,
+        found_at=found_haven.created_at,
+    )
+    lost = Find.objects.create(
+        structure=scene["haven"],
+        character=scene["bob"],
+        cycle=world.game.cycle,
+        found_at=found_haven.created_at,
+        cleared_at=found_haven.created_at,
+    )
+    bob = world.client("player_bob")
+    body = {"influence": "business", "points": 1}
+
+    def attack(find_id: int, key: str, **extra: Any) -> Any:
+        return _json(bob, f"{BASE}/haven-attacks/", {**body, "find": find_id, "key": key, **extra})
+
+    answers = [
+        attack(2**31 - 1, "k0"),
+        attack(early.pk, "k1"),
+        attack(alices.pk, "k2"),
+        attack(lost.pk, "k3"),
+    ]
+    assert {r.status_code for r in answers} == {400}
+    assert all(r.json() == answers[0].json() for r in answers)
+    assert bob.get(f"{BASE}/finds/").json()["results"] == []
+    assert not InfluenceAttack.objects.exists()
+    svc.search_results_release(cycle=world.game.cycle)
+    made = attack(early.pk, "k4", character=scene["bob"].pk)
+    assert made.status_code == 201, made.content
+    assert made.json()["location"] == "Docks"
+
+
+def test_attack_withdraw_after_the_deadline(scene: dict[str, Any]) -> None:
+    """DT-01 (review I5): the API answers the service's refusal, in the one error shape."""
+    from chronicle import services as chronicle_services
+
+    world = scene["world"]
+    Find.objects.create(
+        structure=scene["haven"],
+        character=scene["bob"],
+        cycle=world.game.cycle,
+        found_at=scene["haven"].created_at,
+    )
+    find = Find.objects.get()
+    bob = world.client("player_bob")
+    made = _json(
+        bob,
+        f"{BASE}/haven-attacks/",
+        {"find": find.pk, "influence": "business", "points": 1, "key": "a1"},
+    )
+    chronicle_services.cycle_close(cycle=world.game.cycle, by=world.users["storyteller"])
+    out = _json(bob, f"{BASE}/haven-attacks/{made.json()['id']}/withdraw/", {})
+    assert out.status_code == 400
+    assert "DT-01" in out.json()["error"]["message"]
+    assert InfluenceAttack.objects.get().status == "submitted"
 
 
 def test_reinforcement_api(scene: dict[str, Any]) -> None:

@@ -297,3 +297,47 @@ def test_list_query_count_is_fixed(
     # owners and Hiding/Mobility kinds.
     with django_assert_num_queries(9):
         assert client.get(api["base"]).status_code == 200
+
+
+def test_create_with_the_same_key_plans_once(api: dict[str, Any], make_character: Any) -> None:
+    """An idempotency key, scoped to the chronicle and the caller: sending it again returns the
+    haven it planned; another caller's same key is another key."""
+    body = {
+        "character": api["alice"].pk,
+        "kind": "outer",
+        "name": "Loft",
+        "location": "Docks",
+        "attributes": [{"kind": "camera"}],
+        "key": "k" * 40,
+    }
+    first = _post(api, "player_alice", "", body)
+    again = _post(api, "player_alice", "", body)
+    assert first.status_code == again.status_code == 201, again.json()
+    assert first.json()["id"] == again.json()["id"]
+    assert Structure.objects.filter(name="Loft").count() == 1
+    bobs = _post(api, "player_bob", "", {**body, "character": api["bob"].pk})
+    assert bobs.status_code == 201 and bobs.json()["id"] != first.json()["id"]
+    assert Structure.objects.get(pk=first.json()["id"]).key.startswith(
+        f"design:api:{api['world'].chronicle.pk}:"
+    )
+    too_long = _post(api, "player_alice", "", {**body, "key": "k" * 41})
+    assert too_long.status_code == 400 and "key" in too_long.json()["error"]["fields"]
+
+
+def test_a_replayed_key_never_shows_a_haven_no_longer_yours(api: dict[str, Any]) -> None:
+    body = {
+        "character": api["bob"].pk,
+        "kind": "outer",
+        "name": "Loft",
+        "location": "Docks",
+        "attributes": [{"kind": "camera"}],
+        "key": "mine",
+    }
+    first = _post(api, "player_bob", "", body)
+    assert first.status_code == 201
+    # It has since been paid for and taken by someone else (HAV-04: no owners, no attributes).
+    loft = Structure.objects.get(pk=first.json()["id"])
+    Structure.objects.filter(pk=loft.pk).update(status=StructureStatus.STANDING)
+    Ownership.objects.create(structure=loft, character=api["alice"], how="theft", started_at=NOW)
+    replay = _post(api, "player_bob", "", body)
+    assert replay.status_code == 404
