@@ -15,7 +15,15 @@ from chronicle.access import is_staff
 from chronicle.models import Game, Membership
 
 from .. import access, rules
-from ..models import AlarmEffect, AlarmTrigger, Ownership, Structure, StructureKind
+from ..models import (
+    AlarmEffect,
+    AlarmTrigger,
+    Attribute,
+    AttributeState,
+    Ownership,
+    Structure,
+    StructureKind,
+)
 from ..services.ownership import MAX_QUANTITY, NAME_MAX, AttributeRequest
 
 ALARM_ROWS = 4
@@ -242,6 +250,36 @@ class TheftControlForm(forms.Form):
         self.fields["thieves"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
             chronicle=membership.chronicle
         ).order_by("name")
+
+
+LOCK_TEST_RESULTS = [
+    ("lost", "The attacker lost: a failed opening (may set off alarms)"),
+    ("bypass", "The attacker won and bypassed the lock"),
+    ("destroy", "The attacker won and destroyed the lock (open until repaired)"),
+]
+
+
+class LockTestForm(forms.Form):
+    """HAV-16: one static test against a two-way lock at a game, as the ST saw it played."""
+
+    lock = forms.ModelChoiceField(queryset=Attribute.objects.none(), label="Two-way lock")
+    game = forms.ModelChoiceField(queryset=Game.objects.none(), label="Game")
+    result = forms.ChoiceField(choices=LOCK_TEST_RESULTS, label="Result (the attacker wins ties)")
+    key = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def __init__(
+        self, *args: Any, membership: Membership, structure: Structure, **kwargs: Any
+    ) -> None:
+        kwargs.setdefault("prefix", "lock")
+        super().__init__(*args, **kwargs)
+        self.fields["key"].initial = uuid.uuid4().hex
+        self.fields["lock"].queryset = Attribute.objects.filter(  # type: ignore[attr-defined]
+            structure=structure, kind="two_way_lock", state=AttributeState.ACTIVE
+        ).order_by("pk")
+        self.fields["lock"].label_from_instance = lambda a: f"Two-way lock #{a.pk}"  # type: ignore[attr-defined]
+        self.fields["game"].queryset = Game.objects.filter(  # type: ignore[attr-defined]
+            chronicle=membership.chronicle
+        ).order_by("-date")
 
 
 class DestroyForm(forms.Form):

@@ -31,6 +31,7 @@ from ..forms.havens import (
     DestroyForm,
     HandOverForm,
     ListFilterForm,
+    LockTestForm,
     OwnerActionForm,
     TheftControlForm,
     UpgradeForm,
@@ -49,6 +50,7 @@ from ..models import (
     StructureStatus,
 )
 from ..services import ownership as services
+from ..services import searches
 
 
 def _show_errors(form: Form, exc: ValidationError) -> None:
@@ -400,6 +402,9 @@ def _detail(
         )[structure.pk]
         context["theft_form"] = bound.get("theft") or TheftControlForm(membership=membership)
         context["destroy_form"] = bound.get("destroy") or DestroyForm()
+        context["lock_test_form"] = bound.get("lock_test") or LockTestForm(
+            membership=membership, structure=structure
+        )
         context["applied"] = structure.changes.exclude(status=ChangeStatus.PENDING).order_by(
             "-requested_at", "-pk"
         )
@@ -639,6 +644,40 @@ def haven_theft_control(request: HttpRequest, slug: str, pk: int) -> HttpRespons
 
 @login_required
 @require_POST
+def haven_lock_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """HAV-16: an ST records one test against a two-way lock; alarms fire as the test says."""
+
+    def make(m: Membership, s: Structure) -> LockTestForm:
+        chronicle_access.require_staff(m)
+        return LockTestForm(request.POST, membership=m, structure=s)
+
+    def run(m: Membership, s: Structure, form: LockTestForm) -> None:
+        result = form.cleaned_data["result"]
+        outcome = searches.lock_test_record(
+            lock=form.cleaned_data["lock"],
+            game=form.cleaned_data["game"],
+            attacker_won=result != "lost",
+            outcome=None if result == "lost" else result,
+            by=_by(request),
+            key=f"page:{m.chronicle_id}:{form.cleaned_data['key']}",
+        )
+        fired = outcome["fired"]
+        penetrated = " Every two-way lock is beaten: penetrated." if outcome["penetrated"] else ""
+        messages.info(request, f"Alarms fired: {fired}.{penetrated}")
+
+    return _act(
+        request,
+        slug,
+        pk,
+        form_key="lock_test",
+        make_form=make,
+        run=run,
+        done="Lock test recorded (HAV-16).",
+    )
+
+
+@login_required
+@require_POST
 def haven_destroy(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return _act(
         request,
@@ -686,4 +725,5 @@ urlpatterns = [
     ),
     path("havens/<int:pk>/theft-control/", haven_theft_control, name="haven_theft_control"),
     path("havens/<int:pk>/destroy/", haven_destroy, name="haven_destroy"),
+    path("havens/<int:pk>/lock-test/", haven_lock_test, name="haven_lock_test"),
 ]

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from havens.models import (
+    AlarmFiring,
     Attribute,
     ChangeKind,
     Contribution,
     CryptVote,
+    LockTest,
     Ownership,
     OwnershipChange,
     Project,
@@ -438,3 +440,46 @@ def test_double_submitted_design_form_plans_one_haven(site: dict[str, Any]) -> N
     assert Structure.objects.filter(name="Loft").count() == 1
     client.post(site["base"] + "new/", {**data, "key": "token-2"})
     assert Structure.objects.filter(name="Loft").count() == 2
+
+
+def test_storyteller_records_a_lock_test_and_the_owner_sees_the_alarm(
+    site: dict[str, Any],
+) -> None:
+    """HAV-16 / HAV-10: a failed opening of the two-way locks sets off the alarm whose trigger
+    it is; the owner sees it on the haven's page. A double click records one test; only staff
+    record, and a member who may not see the haven gets the same 404 as for no haven."""
+    manor, world = site["manor"], site["world"]
+    working = Attribute.objects.create(structure=manor, kind="two_way_lock", cost=2, created_at=NOW)
+    Attribute.objects.create(
+        structure=manor,
+        kind="alarm",
+        trigger="failed_lock",
+        effect="audible",
+        cost=5,
+        created_at=NOW,
+    )
+    url = f"{site['base']}{manor.pk}/lock-test/"
+    form = {
+        "lock-lock": working.pk,
+        "lock-game": world.game.pk,
+        "lock-result": "lost",
+        "lock-key": "once",
+    }
+    page = world.client("storyteller").get(f"{site['base']}{manor.pk}/").content.decode()
+    assert "Lock test (HAV-16)" in page
+    assert world.client("player_alice").post(url, form).status_code == 403
+    assert world.client("player_bob").post(url, form).status_code == 404
+    st = world.client("storyteller")
+    assert st.post(url, form).status_code == 302
+    assert st.post(url, form).status_code == 302
+    assert LockTest.objects.count() == 1
+    assert AlarmFiring.objects.get().cause == "failed_lock"
+    owner_page = world.client("player_alice").get(f"{site['base']}{manor.pk}/").content.decode()
+    assert "Failed opening of the two-way locks" in owner_page
+    # A beaten lock destroyed: the only working lock is beaten, so the haven is penetrated.
+    destroy = {**form, "lock-result": "destroy", "lock-key": "second"}
+    assert st.post(url, destroy).status_code == 302
+    working.refresh_from_db()
+    assert working.state == "destroyed" and working.needs_repair
+    bad = st.post(url, {**form, "lock-lock": working.pk, "lock-key": "third"})
+    assert bad.status_code == 400  # no longer a working lock to test
