@@ -301,6 +301,9 @@ class Project(models.Model):
     paid_cycle = models.ForeignKey(
         Cycle, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
+    # Why a paid project did not take effect (HAV-23: its structure's crypts or outer haven
+    # forbid it since it was ordered); the storytellers settle it.
+    held_reason = models.CharField(max_length=300, blank=True)
     done_at = models.DateTimeField(null=True, blank=True)
     done_cycle = models.ForeignKey(
         Cycle, on_delete=models.PROTECT, null=True, blank=True, related_name="+"

@@ -1447,19 +1447,85 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
     return {"stolen": len(stolen), "attributes_disabled": disabled, "void": void}
 
 
+CRYPT_BUILD_HELD = (
+    "A crypt inside a mobile haven cannot have this (HAV-23); it waits for the storytellers."
+)
+
+
+def _mobility_conflicts(builds: Sequence[Project], cycle: Cycle) -> dict[int, str]:
+    """HAV-23 at construction: two designs each valid when ordered can clash once both are
+    built, since a crypt's owner never learns of the outer haven's orders (HAV-04). Existing
+    and crypt-side builds win: a crypt build inside an outer haven already mobile, and a
+    Mobility build over a crypt whose built-plus-new design a mobile haven forbids, are held
+    (project pk → the reason its structure's owners read). The rules decide what clashes."""
+    settings = settings_for(rules.design_problems, cycle.chronicle.house_rules)
+
+    def clashes(design: Mapping[str, int]) -> bool:
+        alone = rules.design_problems(structure=StructureKind.CRYPT, attributes=design, **settings)
+        inside = rules.design_problems(
+            structure=StructureKind.CRYPT, attributes=design, inside_mobile_haven=True, **settings
+        )
+        return bool(set(inside) - set(alone))
+
+    structures = Structure.objects.in_bulk({p.structure_id for p in builds})
+    outers = {s.outer_id for s in structures.values() if s.outer_id}
+    mobile_now = set(
+        Attribute.objects.filter(
+            structure_id__in=outers, kind="mobility", state=AttributeState.ACTIVE
+        ).values_list("structure_id", flat=True)
+    )
+    held: dict[int, str] = {}
+    for p in builds:
+        outer_id = structures[p.structure_id].outer_id
+        if outer_id in mobile_now and clashes({p.attribute_kind: p.quantity}):
+            held[p.pk] = CRYPT_BUILD_HELD
+    gaining = [p for p in builds if p.attribute_kind == "mobility" and p.pk not in held]
+    if not gaining:
+        return held
+    crypts = dict(
+        Structure.objects.filter(outer_id__in={p.structure_id for p in gaining})
+        .exclude(status=StructureStatus.DESTROYED)
+        .values_list("pk", "outer_id")
+    )
+    designs: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in crypts}
+    for attribute in Attribute.objects.filter(structure_id__in=list(crypts)):
+        designs[attribute.structure_id][attribute.kind] += attribute.quantity
+    for p in builds:
+        if p.structure_id in designs and p.pk not in held:
+            designs[p.structure_id][p.attribute_kind] += p.quantity
+    refusing = {crypts[pk] for pk, design in designs.items() if clashes(design)}
+    for p in gaining:
+        if p.structure_id in refusing:
+            held[p.pk] = CRYPT_REFUSES_MOBILITY
+    return held
+
+
 @transaction.atomic
 def construction_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
     """HAV-02/HAV-10..24: every fully paid project takes effect in this downtime: attributes
     are built (one row per unit of a countable kind; points added to the structure's one
     resistance or reinforcement row), repairs make their attribute work again, and planned
-    structures that have an owner stand."""
+    structures that have an owner stand. A build that would clash with a crypt or its outer
+    haven (HAV-23) is held with its reason instead."""
     now = _now(now)
+    # Paid in this downtime or an earlier one: a project paid in a later cycle (a late
+    # resolution) takes effect in its own downtime.
     projects = list(
         Project.objects.select_for_update()
-        .filter(structure__chronicle_id=cycle.chronicle_id, status=ProjectStatus.PAID)
+        .filter(
+            structure__chronicle_id=cycle.chronicle_id,
+            status=ProjectStatus.PAID,
+            paid_cycle__deadline_at__lte=cycle.deadline_at,
+        )
         .exclude(structure__status=StructureStatus.DESTROYED)
         .order_by("pk")
     )
+    held = _mobility_conflicts([p for p in projects if p.kind == ProjectKind.ATTRIBUTE], cycle)
+    for reason in set(held.values()):
+        Project.objects.filter(pk__in=[pk for pk, why in held.items() if why == reason]).update(
+            held_reason=reason
+        )
+    projects = [p for p in projects if p.pk not in held]
     builds = [p for p in projects if p.kind == ProjectKind.ATTRIBUTE]
     repairs = [p for p in projects if p.kind == ProjectKind.REPAIR]
     new_rows: list[Attribute] = []
@@ -1522,4 +1588,5 @@ def construction_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dic
         "attributes_built": len(new_rows) + len(grown),
         "repaired": repaired,
         "structures_built": standing,
+        "held": len(held),
     }

@@ -303,6 +303,8 @@ def _paid(structure: Structure, kind: str, quantity: int, cost: int, by: Any, **
         cost=cost,
         paid=cost,
         status=ProjectStatus.PAID,
+        paid_cycle=extra.pop("paid_cycle", None)
+        or structure.chronicle.cycles.earliest("deadline_at"),
         requested_by=by,
         created_at=NOW,
         **extra,
@@ -339,6 +341,7 @@ def test_paid_projects_are_built_once(cast: dict[str, Any]) -> None:
         "attributes_built": 6,
         "repaired": 1,
         "structures_built": 1,
+        "held": 0,
     }
     plan.refresh_from_db()
     orphan.refresh_from_db()
@@ -435,3 +438,54 @@ def test_a_transferred_crypt_has_one_owner(cast: dict[str, Any]) -> None:
     )
     _twice(services.ownership_changes_apply, cast["cycle"])
     assert _owners(cellar) == {"Bastien"}
+
+
+def test_mobility_and_crypt_exits_paid_in_one_downtime_hold_the_mobility(
+    cast: dict[str, Any],
+) -> None:
+    """HAV-23 at construction: the crypt's owner could not see the outer haven's Mobility
+    order (HAV-04), so when both are paid the crypt's exits are built and the Mobility is held,
+    with a reason the outer haven's owners read; a second run holds it again, builds nothing."""
+    alice, bob = cast["alice"], cast["bob"]
+    outer = cast["structure"]("Barge", alice)
+    crypt = cast["structure"]("Hold", bob, kind="crypt", outer=outer)
+    mobility = _paid(outer, "mobility", 1, 15, alice)
+    exits = _paid(crypt, "exit", 2, 10, bob)
+    summary = _twice(services.construction_resolve, cast["cycle"])
+    assert summary["held"] == 1
+    mobility.refresh_from_db()
+    exits.refresh_from_db()
+    assert mobility.status == ProjectStatus.PAID
+    assert "does not allow Mobility (HAV-23)" in mobility.held_reason
+    assert exits.status == ProjectStatus.DONE
+    assert not Attribute.objects.filter(structure=outer, kind="mobility").exists()
+    assert Attribute.objects.filter(structure=crypt, kind="exit").count() == 2
+
+
+def test_a_crypt_build_inside_a_mobile_haven_is_held(cast: dict[str, Any]) -> None:
+    alice, bob = cast["alice"], cast["bob"]
+    outer = cast["structure"]("Barge", alice)
+    Attribute.objects.create(structure=outer, kind="mobility", cost=15, created_at=NOW)
+    crypt = cast["structure"]("Hold", bob, kind="crypt", outer=outer)
+    hiding = _paid(crypt, "hiding", 1, 15, bob)
+    seals = _paid(crypt, "seals", 1, 10, bob)
+    assert services.construction_resolve(cycle=cast["cycle"], now=NOW)["held"] == 1
+    hiding.refresh_from_db()
+    seals.refresh_from_db()
+    assert hiding.held_reason.startswith("A crypt inside a mobile haven cannot have this (HAV-23)")
+    assert seals.status == ProjectStatus.DONE
+
+
+def test_a_project_paid_in_a_later_downtime_waits_for_it(cast: dict[str, Any]) -> None:
+    """An attribute takes effect in the downtime in which it is fully paid: resolving an
+    earlier downtime late does not build what was paid in the next one."""
+    world = cast["world"]
+    later = chronicle_services.game_create(
+        chronicle=world.chronicle, date=world.game.date + dt.timedelta(days=28)
+    )
+    manor = cast["structure"]("Manor", cast["alice"])
+    project = _paid(manor, "camera", 1, 1, cast["alice"], paid_cycle=later.cycle)
+    assert services.construction_resolve(cycle=cast["cycle"], now=NOW)["projects_done"] == 0
+    assert services.construction_resolve(cycle=later.cycle, now=NOW)["projects_done"] == 1
+    project.refresh_from_db()
+    assert project.done_cycle == later.cycle
