@@ -22,6 +22,7 @@ from .models import (
     HiddenObject,
     InfluenceAttack,
     Ownership,
+    OwnershipChange,
     Search,
     Structure,
     StructureStatus,
@@ -141,3 +142,19 @@ def acting_characters(membership: Membership) -> QuerySet[Character]:
     if is_staff(membership):
         return characters
     return characters.filter(player_id=membership.user_id, approval="approved")
+
+
+# --- ownership changes
+
+
+def own_changes(membership: Membership, structure: Structure) -> QuerySet[OwnershipChange]:
+    """The changes of a structure a member may act on: staff all, a player those asked for by
+    a character of theirs. Anyone else's (an earlier owner's, a crypt vote) answers like a
+    change that does not exist."""
+    changes = OwnershipChange.objects.filter(structure=structure)
+    if is_staff(membership):
+        return changes
+    return changes.filter(
+        from_character__player_id=membership.user_id,
+        from_character__chronicle=membership.chronicle,
+    )

@@ -56,17 +56,20 @@ def built_attributes(structures: Iterable[Structure | int]) -> dict[int, list[At
 def designs(structures: Iterable[Structure | int]) -> dict[int, dict[str, int]]:
     """HAV-23: each structure's design as the rules see it: kind → quantity of everything
     built (in any state: a destroyed lock is still part of the design until repaired) plus
-    every attribute project not cancelled (two queries)."""
+    every attribute project not cancelled nor held (two queries)."""
     ids = _ids(structures)
     totals: dict[int, dict[str, int]] = {pk: defaultdict(int) for pk in ids}
     for attribute in Attribute.objects.filter(structure_id__in=ids).only(
         "structure_id", "kind", "quantity"
     ):
         totals[attribute.structure_id][attribute.kind] += attribute.quantity
+    # A project construction holds will not be built as things stand (HAV-23/24): it does not
+    # shape the design until the storytellers settle it.
     projects = Project.objects.filter(
         structure_id__in=ids,
         kind=ProjectKind.ATTRIBUTE,
         status__in=[ProjectStatus.OPEN, ProjectStatus.PAID],
+        held_reason="",
     ).only("structure_id", "attribute_kind", "quantity")
     for project in projects:
         totals[project.structure_id][project.attribute_kind] += project.quantity

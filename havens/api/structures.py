@@ -22,7 +22,7 @@ from chronicle.api import _InChronicle
 from chronicle.models import Game
 
 from .. import access, selectors
-from ..models import Attribute, OwnershipChange, Project, ProjectStatus, Structure
+from ..models import Attribute, Project, ProjectStatus, Structure
 from ..services import ownership as services
 
 # Plain strings with the values in help texts, not enums: "kind" and "status" name other
@@ -523,7 +523,7 @@ class StructureViewSet(
     def cancel_change(self, request: Request, slug: str, pk: str) -> Response:
         structure = self.get_object()
         data = self._body(HavenChangeCancelSerializer)
-        change = OwnershipChange.objects.filter(structure=structure, pk=data["change"]).first()
+        change = access.own_changes(self.membership, structure).filter(pk=data["change"]).first()
         if change is None:
             raise serializers.ValidationError({"change": "This haven has no such change."})
         change = services.change_cancel(

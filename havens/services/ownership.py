@@ -27,7 +27,7 @@ from django.utils import timezone
 from characters.models import Approval, Character
 from characters.models import Status as CharacterStatus
 from characters.services.common import rule_ids
-from characters.services.influence import influence_spend
+from characters.services.influence import influence_refund, influence_spend
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Attendance, Chronicle, Cycle, Game, Membership
 from chronicle.rules import settings_for
@@ -45,6 +45,7 @@ from ..models import (
     Contribution,
     CryptVote,
     DestroyedBy,
+    Find,
     Ownership,
     OwnershipChange,
     OwnershipHow,
@@ -487,6 +488,13 @@ def upgrade_quote(*, structure: Structure, attributes: Sequence[AttributeRequest
     )
     if _crypts_refuse_mobility(structure, attributes):
         quote.add("attributes", CRYPT_REFUSES_MOBILITY)
+    if (
+        any(r.kind == "reinforcement" for r in attributes)
+        and structure.attributes.filter(
+            kind="reinforcement", state=AttributeState.BREACHED
+        ).exists()
+    ):
+        quote.add("attributes", BREACHED_REFUSED)
     return quote
 
 
@@ -635,6 +643,32 @@ def project_cancel(*, project: Project, character: Character, by: User) -> Proje
         raise ValidationError(
             "Influence has already been paid into this project; it can no longer be cancelled "
             "(HAV-02)."
+        )
+    project.status = ProjectStatus.CANCELLED
+    project.save(update_fields=["status"])
+    _bump_version(structure)
+    return project
+
+
+@transaction.atomic
+def project_release_held(*, project: Project, by: User, now: dt.datetime | None = None) -> Project:
+    """The storytellers settle a paid project that construction holds (HAV-23, HAV-24): it is
+    cancelled and every contribution's influence given back, so it no longer shapes the
+    design. Releasing twice changes nothing."""
+    now = _now(now)
+    structure = _lock_structure(project.structure_id)
+    _require_staff(by, structure.chronicle_id)
+    project = Project.objects.select_for_update().get(pk=project.pk)
+    if project.status == ProjectStatus.CANCELLED:
+        return project
+    if project.status != ProjectStatus.PAID or not project.held_reason:
+        raise ValidationError("Only a paid project that construction holds is released (HAV-23).")
+    for contribution in project.contributions.select_related("spend"):
+        influence_refund(
+            spend=contribution.spend,
+            reason=f"Held project released: {project}",
+            actor=by,
+            now=now,
         )
     project.status = ProjectStatus.CANCELLED
     project.save(update_fields=["status"])
@@ -960,7 +994,16 @@ def _destroy(
     Ownership.objects.filter(structure_id__in=ids, ended_at__isnull=True).update(
         ended_at=now, ended_cycle=cycle, ended_why="The haven was destroyed."
     )
+    _forget(ids, now)
     return done
+
+
+def _forget(structure_ids: Sequence[int], now: dt.datetime) -> None:
+    """A destroyed haven is nowhere to be found: its finders' finds end with it, so their
+    list of havens never shows a place that is gone (HAV-25b)."""
+    Find.objects.filter(structure_id__in=structure_ids, cleared_at__isnull=True).update(
+        cleared_at=now
+    )
 
 
 @transaction.atomic
@@ -1143,6 +1186,8 @@ class _OwnerBook:
                 destroyed_by=how,
                 destroyed_note=note,
             )
+        if self.destroyed:
+            _forget(list(self.destroyed), self.now)
 
 
 def _dead(character: Character) -> bool:
@@ -1443,21 +1488,41 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
         .exclude(state=AttributeState.INOPERATIVE)
         .update(state=AttributeState.INOPERATIVE)
     )
+    # HAV-07: the thieves replace alarms and locks; what the old owners ordered of them (or a
+    # lock's repair) is not built for the thieves.
+    Project.objects.filter(
+        Q(kind=ProjectKind.ATTRIBUTE, attribute_kind__in=sorted(rules.ATTRIBUTES_DISABLED_BY_THEFT))
+        | Q(
+            kind=ProjectKind.REPAIR, repair_of__kind__in=sorted(rules.ATTRIBUTES_DISABLED_BY_THEFT)
+        ),
+        structure_id__in=stolen,
+        status__in=[ProjectStatus.OPEN, ProjectStatus.PAID],
+    ).update(status=ProjectStatus.CANCELLED, held_reason=THEFT_CANCELS)
     OwnershipChange.objects.bulk_create(changes)
     return {"stolen": len(stolen), "attributes_disabled": disabled, "void": void}
 
 
+THEFT_CANCELS = "Cancelled by the theft: the new owners replace alarms and locks (HAV-07)."
+BREACHED_REFUSED = "The reinforcement is breached: repair it before adding to it (HAV-24)."
+BREACHED_HELD = (
+    "The reinforcement was breached before this was built: the storytellers give the influence "
+    "back, and it can be ordered again once repaired (HAV-24)."
+)
 CRYPT_BUILD_HELD = (
     "A crypt inside a mobile haven cannot have this (HAV-23); it waits for the storytellers."
 )
 
 
-def _mobility_conflicts(builds: Sequence[Project], cycle: Cycle) -> dict[int, str]:
-    """HAV-23 at construction: two designs each valid when ordered can clash once both are
-    built, since a crypt's owner never learns of the outer haven's orders (HAV-04). Existing
-    and crypt-side builds win: a crypt build inside an outer haven already mobile, and a
-    Mobility build over a crypt whose built-plus-new design a mobile haven forbids, are held
-    (project pk → the reason its structure's owners read). The rules decide what clashes."""
+def _held_builds(builds: Sequence[Project], cycle: Cycle) -> dict[int, str]:
+    """Paid builds that must not take effect as things now stand (project pk → the reason its
+    structure's owners read); they wait for the storytellers (`project_release_held`).
+
+    - HAV-24: reinforcement points bought before a breach would be breached with it.
+    - HAV-23: two designs each valid when ordered can clash once both are built, since a
+      crypt's owner never learns of the outer haven's orders (HAV-04). Existing and crypt-side
+      builds win: a crypt build inside an outer haven already mobile, and a Mobility build
+      over a crypt whose built-plus-new design a mobile haven forbids, are held. The rules
+      decide what clashes."""
     settings = settings_for(rules.design_problems, cycle.chronicle.house_rules)
 
     def clashes(design: Mapping[str, int]) -> bool:
@@ -1475,6 +1540,17 @@ def _mobility_conflicts(builds: Sequence[Project], cycle: Cycle) -> dict[int, st
         ).values_list("structure_id", flat=True)
     )
     held: dict[int, str] = {}
+    # HAV-24: new points on a breached reinforcement would be breached with it.
+    breached = set(
+        Attribute.objects.filter(
+            structure_id__in=list(structures),
+            kind="reinforcement",
+            state=AttributeState.BREACHED,
+        ).values_list("structure_id", flat=True)
+    )
+    for p in builds:
+        if p.attribute_kind == "reinforcement" and p.structure_id in breached:
+            held[p.pk] = BREACHED_HELD
     for p in builds:
         outer_id = structures[p.structure_id].outer_id
         if outer_id in mobile_now and clashes({p.attribute_kind: p.quantity}):
@@ -1516,11 +1592,12 @@ def construction_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dic
             structure__chronicle_id=cycle.chronicle_id,
             status=ProjectStatus.PAID,
             paid_cycle__deadline_at__lte=cycle.deadline_at,
+            held_reason="",  # held once, it waits for the storytellers
         )
         .exclude(structure__status=StructureStatus.DESTROYED)
         .order_by("pk")
     )
-    held = _mobility_conflicts([p for p in projects if p.kind == ProjectKind.ATTRIBUTE], cycle)
+    held = _held_builds([p for p in projects if p.kind == ProjectKind.ATTRIBUTE], cycle)
     for reason in set(held.values()):
         Project.objects.filter(pk__in=[pk for pk, why in held.items() if why == reason]).update(
             held_reason=reason
@@ -1578,7 +1655,7 @@ def construction_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dic
     )
     done = Project.objects.filter(
         pk__in=[p.pk for p in projects], status=ProjectStatus.PAID
-    ).update(status=ProjectStatus.DONE, done_at=now, done_cycle=cycle)
+    ).update(status=ProjectStatus.DONE, done_at=now, done_cycle=cycle, held_reason="")
     owned = Ownership.objects.filter(structure=OuterRef("pk"), ended_at__isnull=True)
     standing = Structure.objects.filter(
         Exists(owned), chronicle_id=cycle.chronicle_id, status=StructureStatus.PLANNED

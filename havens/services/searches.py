@@ -826,7 +826,7 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
 def _destroy_havens(destroyed: set[int], *, cycle: Cycle, now: dt.datetime) -> None:
     """HAV-25c: like every other destruction, the havens and the crypts inside them end their
     current ownerships and void their pending ownership changes; every find of them is
-    cleared. Set-based: seven statements whatever the number of havens."""
+    cleared (by `destroy_structures`). Set-based: a fixed number of statements."""
     destroy_structures(
         destroyed,
         how=DestroyedBy.INFLUENCE_ATTACK,
@@ -850,7 +850,6 @@ def _destroy_havens(destroyed: set[int], *, cycle: Cycle, now: dt.datetime) -> N
     OwnershipChange.objects.filter(structure_id__in=gone, status=ChangeStatus.PENDING).update(
         status=ChangeStatus.VOID, outcome="The haven no longer stands.", applied_at=now
     )
-    Find.objects.filter(structure_id__in=gone, cleared_at__isnull=True).update(cleared_at=now)
 
 
 # --- Reinforcement attacks and alarms (HAV-26, HAV-10) -----------------------------------------

@@ -518,6 +518,25 @@ def haven_project_cancel(request: HttpRequest, slug: str, pk: int, project_id: i
     )
 
 
+@login_required
+@require_POST
+def haven_project_release(
+    request: HttpRequest, slug: str, pk: int, project_id: int
+) -> HttpResponse:
+    """Storytellers settle a held project: cancelled, its influence given back (HAV-23/24)."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    structure = access.structure_for(membership, pk)
+    project: Project = _one(structure.projects.all(), project_id, "project")
+    chronicle_access.require_staff(membership)
+    try:
+        services.project_release_held(project=project, by=_by(request))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Held project cancelled; its influence is given back.")
+    return redirect("haven_detail", slug=slug, pk=structure.pk)
+
+
 def _hand_over(request: HttpRequest, slug: str, pk: int, which: str) -> HttpResponse:
     service = (
         services.structure_transfer_request if which == "transfer" else services.structure_will_set
@@ -603,7 +622,7 @@ def haven_crypt_vote(request: HttpRequest, slug: str, pk: int, crypt_id: int) ->
 def haven_change_cancel(request: HttpRequest, slug: str, pk: int, change_id: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     structure = access.structure_for(membership, pk)
-    change: OwnershipChange = _one(structure.changes.all(), change_id, "change")
+    change: OwnershipChange = _one(access.own_changes(membership, structure), change_id, "change")
     try:
         services.change_cancel(change=change, by=_by(request))
     except ValidationError as exc:
@@ -726,4 +745,9 @@ urlpatterns = [
     path("havens/<int:pk>/theft-control/", haven_theft_control, name="haven_theft_control"),
     path("havens/<int:pk>/destroy/", haven_destroy, name="haven_destroy"),
     path("havens/<int:pk>/lock-test/", haven_lock_test, name="haven_lock_test"),
+    path(
+        "havens/<int:pk>/projects/<int:project_id>/release/",
+        haven_project_release,
+        name="haven_project_release",
+    ),
 ]

@@ -8,7 +8,9 @@ import datetime as dt
 from typing import Any
 
 import pytest
+from django.core.exceptions import ValidationError
 
+from characters.models import InfluenceSpend
 from chronicle import services as chronicle_services
 from chronicle.models import Attendance
 from havens.models import (
@@ -17,6 +19,7 @@ from havens.models import (
     ChangeKind,
     ChangeStatus,
     DestroyedBy,
+    Find,
     Ownership,
     OwnershipChange,
     OwnershipHow,
@@ -489,3 +492,129 @@ def test_a_project_paid_in_a_later_downtime_waits_for_it(cast: dict[str, Any]) -
     assert services.construction_resolve(cycle=later.cycle, now=NOW)["projects_done"] == 1
     project.refresh_from_db()
     assert project.done_cycle == later.cycle
+
+
+# --- Held builds, breaches, thefts and finds (second review) ---------------------------------
+
+
+def test_a_held_mobility_waits_for_the_storytellers_who_give_the_influence_back(
+    cast: dict[str, Any],
+) -> None:
+    """A held build never shapes the design nor gets built by a later downtime on its own; an
+    ST cancels it and every contribution's influence comes back (HAV-23)."""
+    alice, bob = cast["alice"], cast["bob"]
+    outer = cast["structure"]("Barge", alice)
+    cast["structure"]("Hold", bob, kind="crypt", outer=outer)
+    crypt = Structure.objects.get(name="Hold")
+    Attribute.objects.create(structure=crypt, kind="exit", cost=5, created_at=NOW)
+    mobility = Project.objects.create(
+        structure=outer,
+        kind=ProjectKind.ATTRIBUTE,
+        attribute_kind="mobility",
+        cost=2,
+        requested_by=alice,
+        created_at=NOW,
+    )
+    for influence in ("business", "herd"):
+        services.project_contribute(
+            project=mobility,
+            character=alice,
+            influence=influence,
+            points=1,
+            by=cast["a"],
+            key=f"pay-{influence}",
+        )
+    assert services.construction_resolve(cycle=cast["cycle"], now=NOW)["held"] == 1
+    # Held, it no longer stands in the way of what a static haven may have.
+    services.structure_upgrade(
+        structure=outer,
+        character=alice,
+        by=cast["a"],
+        attributes=[services.AttributeRequest("reinforcement", 10)],
+    )
+    assert services.construction_resolve(cycle=cast["cycle"], now=NOW)["held"] == 0
+    mobility.refresh_from_db()
+    assert mobility.status == ProjectStatus.PAID
+    with pytest.raises(ValidationError, match="storytellers"):
+        services.project_release_held(project=mobility, by=cast["a"])
+    services.project_release_held(project=mobility, by=cast["st"])
+    services.project_release_held(project=mobility, by=cast["st"])  # twice: once
+    mobility.refresh_from_db()
+    assert mobility.status == ProjectStatus.CANCELLED
+    refunds = InfluenceSpend.objects.filter(character=alice, points__lt=0)
+    assert sorted(refunds.values_list("influence", "points")) == [("business", -1), ("herd", -1)]
+
+
+def test_reinforcement_over_a_breach_is_refused_then_held(cast: dict[str, Any]) -> None:
+    """HAV-24: new points on breached reinforcement would be breached with it: ordering more is
+    refused until the repair, and points ordered before the breach wait for the STs."""
+    alice = cast["alice"]
+    manor = cast["structure"]("Manor", alice)
+    Attribute.objects.create(
+        structure=manor, kind="reinforcement", quantity=10, cost=1, state="breached", created_at=NOW
+    )
+    with pytest.raises(ValidationError, match=r"repair it before adding to it \(HAV-24\)"):
+        services.structure_upgrade(
+            structure=manor,
+            character=alice,
+            by=cast["a"],
+            attributes=[services.AttributeRequest("reinforcement", 20)],
+        )
+    earlier = _paid(manor, "reinforcement", 20, 2, alice)
+    assert services.construction_resolve(cycle=cast["cycle"], now=NOW)["held"] == 1
+    earlier.refresh_from_db()
+    assert "breached" in earlier.held_reason
+    assert Attribute.objects.get(structure=manor, kind="reinforcement").quantity == 10
+
+
+def test_a_theft_cancels_the_old_owners_lock_and_alarm_orders(cast: dict[str, Any]) -> None:
+    """HAV-07: every alarm and lock becomes inoperative and the thieves may replace them: what
+    the old owners ordered of them, or a lock's repair, is not built for the thieves."""
+    world = cast["world"]
+    games = _games(world, 2)
+    manor = cast["structure"]("Manor", cast["alice"])
+    broken = Attribute.objects.create(
+        structure=manor, kind="two_way_lock", cost=2, state="destroyed", created_at=NOW
+    )
+    alarm = _paid(manor, "alarm", 1, 5, cast["alice"], trigger="attack", effect="silent")
+    repair = _paid(
+        manor,
+        "two_way_lock",
+        1,
+        1,
+        cast["alice"],
+        project_kind=ProjectKind.REPAIR,
+        repair_of=broken,
+    )
+    seals = _paid(manor, "seals", 1, 10, cast["alice"])
+    for game in games:
+        services.theft_control_record(
+            structure=manor, game=game, thieves=[cast["bob"]], by=cast["st"]
+        )
+    services.theft_resolve(cycle=games[1].cycle, now=NOW)
+    services.construction_resolve(cycle=games[1].cycle, now=NOW)
+    for project in (alarm, repair, seals):
+        project.refresh_from_db()
+    assert alarm.status == repair.status == ProjectStatus.CANCELLED
+    assert seals.status == ProjectStatus.DONE
+    assert not Attribute.objects.filter(structure=manor, kind="alarm").exists()
+    broken.refresh_from_db()
+    assert broken.state != "active"
+
+
+@pytest.mark.parametrize("how", ["ruling", "forsaken"])
+def test_a_destroyed_haven_leaves_its_finders_lists(cast: dict[str, Any], how: str) -> None:
+    """HAV-25b: however a haven is destroyed, its finds end with it."""
+    manor = cast["structure"]("Manor", cast["alice"])
+    find = Find.objects.create(
+        structure=manor, character=cast["bob"], cycle=cast["cycle"], found_at=NOW
+    )
+    if how == "ruling":
+        services.structure_destroy(structure=manor, by=cast["st"], note="Burnt down")
+    else:
+        services.structure_forsake_request(structure=manor, character=cast["alice"], by=cast["a"])
+        services.ownership_changes_apply(cycle=cast["cycle"], now=NOW)
+    find.refresh_from_db()
+    manor.refresh_from_db()
+    assert manor.status == StructureStatus.DESTROYED
+    assert find.cleared_at is not None

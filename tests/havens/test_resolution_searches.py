@@ -128,9 +128,9 @@ def test_influence_attacks_resolve_fixed_queries(
         )
     # SAVEPOINT; lock attacks; lock structures; lock resistance rows; active Mobility (one
     # query); update attacks; update resistance; destroy structures; end their ownerships;
-    # read the crypts inside; destroy them; end their ownerships; void pending ownership
-    # changes; clear finds; RELEASE SAVEPOINT.
-    with django_assert_num_queries(15):
+    # clear their finds; read the crypts inside; destroy them; end their ownerships; clear
+    # their finds; void pending ownership changes; RELEASE SAVEPOINT.
+    with django_assert_num_queries(16):
         summary = svc.influence_attacks_resolve(cycle=world.game.cycle)
     assert summary == {"attacks": n, "destroyed": (n + 1) // 2}
     assert InfluenceAttack.objects.filter(status="resolved").count() == n

@@ -341,3 +341,19 @@ def test_a_replayed_key_never_shows_a_haven_no_longer_yours(api: dict[str, Any])
     Ownership.objects.create(structure=loft, character=api["alice"], how="theft", started_at=NOW)
     replay = _post(api, "player_bob", "", body)
     assert replay.status_code == 404
+
+
+def test_a_co_owner_cannot_probe_anothers_pending_change(api: dict[str, Any]) -> None:
+    """A change asked for by another owner answers exactly like a change that does not exist,
+    whoever now owns the haven; the one who asked may cancel it."""
+    manor = api["manor"]
+    Ownership.objects.create(structure=manor, character=api["bob"], how="joined", started_at=NOW)
+    forsake = _post(api, "player_alice", f"{manor.pk}/forsake/", {"character": api["alice"].pk})
+    assert forsake.status_code == 201
+    change = forsake.json()["id"]
+    probe = _post(api, "player_bob", f"{manor.pk}/cancel-change/", {"change": change})
+    missing = _post(api, "player_bob", f"{manor.pk}/cancel-change/", {"change": change + 999})
+    assert probe.status_code == missing.status_code == 400
+    assert probe.json() == missing.json()
+    mine = _post(api, "player_alice", f"{manor.pk}/cancel-change/", {"change": change})
+    assert mine.status_code == 200 and mine.json()["status"] == "cancelled"
