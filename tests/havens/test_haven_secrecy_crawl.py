@@ -380,11 +380,9 @@ def test_a_haven_not_yours_answers_like_one_that_does_not_exist(
             a = getattr(client, method)(path_secret)
             b = getattr(client, method)(path_missing)
             assert a.status_code == b.status_code, (method, route, a.status_code, b.status_code)
-            assert _scrub(a.content).replace(secret, "") == _scrub(b.content).replace(
-                missing, ""
-            ), (
-                method,
-                route,
-            )
+            # An id may only show up inside a path ("/havens/12/"), never anywhere else.
+            body_a = re.sub(rf"/{secret}/", "/ID/", _scrub(a.content))
+            body_b = re.sub(rf"/{missing}/", "/ID/", _scrub(b.content))
+            assert body_a == body_b, (method, route)
             compared += 1
     assert compared >= 4
