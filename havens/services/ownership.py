@@ -1201,6 +1201,14 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
     forsake. Each change is marked applied (with the outcome the STs read) or void."""
     now = _now(now)
     chronicle_id = cycle.chronicle_id
+    # Structures before their changes, in the order every owner's service locks them (a will
+    # set while this runs must wait, not deadlock).
+    list(
+        Structure.objects.select_for_update()
+        .filter(chronicle_id=chronicle_id)
+        .exclude(status=StructureStatus.DESTROYED)
+        .values_list("pk", flat=True)
+    )
     pending = list(
         OwnershipChange.objects.select_for_update(of=("self",))
         .filter(structure__chronicle_id=chronicle_id, status=ChangeStatus.PENDING)
@@ -1223,11 +1231,23 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
         .filter(Q(character__status=CharacterStatus.DEAD) | Q(character__died_on__isnull=False))
         .values_list("structure_id", "character_id")
     )
+    crypt_votes = [c for c in pending if c.kind == ChangeKind.DESTROY_CRYPT]
+    outers = dict(
+        Structure.objects.filter(pk__in=[c.structure_id for c in crypt_votes]).values_list(
+            "pk", "outer_id"
+        )
+    )
+    votes: dict[tuple[int, int], set[int]] = defaultdict(set)  # (crypt, cycle) → voters
+    for crypt_id, cycle_id, voter_id in CryptVote.objects.filter(
+        crypt_id__in=list(outers)
+    ).values_list("crypt_id", "cycle_id", "voter_id"):
+        votes[(crypt_id, cycle_id)].add(voter_id)
     book = _OwnerBook(
         cycle=cycle,
         now=now,
         structure_ids={c.structure_id for c in [*pending, *due_wills]}
-        | {s for s, _ in dead_owner_rows},
+        | {s for s, _ in dead_owner_rows}
+        | {o for o in outers.values() if o},
     )
     counts = {"applied": 0, "void": 0, "died_without_will": 0}
     done: list[OwnershipChange] = []
@@ -1261,12 +1281,25 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
             close(change, ChangeStatus.VOID, "The haven no longer stands (HAV-05).")
             continue
         if change.kind == ChangeKind.DESTROY_CRYPT:
+            # HAV-03 holds when it takes effect: the outer haven's owners may have changed
+            # since the vote (a transfer or a forsaking applied just before).
+            outer_owners = set(book.owners[outers.get(sid) or 0])
+            in_favour = len(votes[(sid, change.cycle_id)] & outer_owners)
+            if not outer_owners or not rules.crypt_destruction_allowed(
+                outer_owners=len(outer_owners), in_favour=in_favour
+            ):
+                close(
+                    change,
+                    ChangeStatus.VOID,
+                    "The outer haven's owners changed: the majority no longer holds (HAV-03).",
+                )
+                continue
             book.destroy(sid, DestroyedBy.CRYPT_VOTE, CRYPT_DESTRUCTION)
-            votes = f" {change.outcome}" if change.outcome else ""
+            tally = f" {change.outcome}" if change.outcome else ""
             close(
                 change,
                 ChangeStatus.APPLIED,
-                f"Destroyed by the outer haven's owners (HAV-03).{votes}",
+                f"Destroyed by the outer haven's owners (HAV-03).{tally}",
             )
             continue
         if change.from_character_id not in book.owners[sid]:

@@ -618,3 +618,23 @@ def test_a_destroyed_haven_leaves_its_finders_lists(cast: dict[str, Any], how: s
     manor.refresh_from_db()
     assert manor.status == StructureStatus.DESTROYED
     assert find.cleared_at is not None
+
+
+def test_a_crypt_destruction_needs_its_majority_when_it_takes_effect(
+    cast: dict[str, Any],
+) -> None:
+    """HAV-03 holds in downtime, not only at the vote: the exclusive owner's vote no longer
+    decides once a second owner shares the outer haven."""
+    alice, bob, carl = cast["alice"], cast["bob"], cast["carl"]
+    outer = cast["structure"]("Warehouse", alice)
+    crypt = cast["structure"]("Cell", bob, kind="crypt", outer=outer)
+    services.crypt_destroy_vote(crypt=crypt, voter=alice, by=cast["a"])
+    change = OwnershipChange.objects.get(kind=ChangeKind.DESTROY_CRYPT)
+    Ownership.objects.create(structure=outer, character=carl, how="joined", started_at=NOW)
+    summary = _twice(services.ownership_changes_apply, cast["cycle"])
+    assert summary["void"] == 1
+    change.refresh_from_db()
+    crypt.refresh_from_db()
+    assert change.status == ChangeStatus.VOID
+    assert "majority no longer holds (HAV-03)" in change.outcome
+    assert crypt.status == StructureStatus.STANDING

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -297,7 +298,7 @@ def _downtime_find(world: Any, structure: Any, character: Any, cycle: Any) -> Fi
         cycle=cycle,
         target_name="Nomad",
         moment=SearchMoment.DOWNTIME,
-        party_code=f"code{structure.pk}{character.pk}{cycle.pk}",
+        party_code=uuid.uuid4().hex[:16],  # the column holds 16; ids grow on a reused DB
         status=SearchStatus.RESOLVED,
         created_by=character,
         created_at=structure.created_at,
