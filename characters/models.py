@@ -842,3 +842,29 @@ class InfluenceSpend(models.Model):
 
     def __str__(self) -> str:
         return f"{self.points:+} {self.influence} {self.reason}"
+
+
+class InfluenceLoan(models.Model):
+    """INF-03: points of one type lent for one cycle. They count for the borrower, and against
+    the lender, once the lender confirms from their own downtime."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="influence_loans")
+    lender = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="loans_given")
+    borrower = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="loans_taken")
+    influence = models.CharField(max_length=16, choices=INFLUENCE_CHOICES)
+    points = models.PositiveSmallIntegerField()
+    asked_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["asked_at", "pk"]
+        constraints = [
+            models.CheckConstraint(condition=Q(points__gte=1), name="influence_loan_points"),
+            models.CheckConstraint(
+                condition=~Q(lender=models.F("borrower")), name="influence_loan_not_self"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.points} {self.influence} from {self.lender} to {self.borrower}"

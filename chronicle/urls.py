@@ -7,6 +7,7 @@ from rest_framework.routers import SimpleRouter
 
 from characters import api as characters_api
 from chronicle import api, views
+from downtimes import api as downtimes_api
 from havens import api as havens_api
 
 router = SimpleRouter()
@@ -18,6 +19,7 @@ router.register(r"chronicles/(?P<slug>[-\w]+)/games", api.GameViewSet, basename=
 router.register(r"chronicles/(?P<slug>[-\w]+)/cycles", api.CycleViewSet, basename="api-cycle")
 characters_api.register(router)
 havens_api.register(router)
+downtimes_api.register(router)
 
 chronicle_pages = [
     path("", views.dashboard, name="dashboard"),
@@ -39,6 +41,7 @@ urlpatterns = [
     path("c/<slug:slug>/", include(chronicle_pages)),
     path("c/<slug:slug>/", include("characters.urls")),
     path("c/<slug:slug>/", include("havens.urls")),
+    path("c/<slug:slug>/", include("downtimes.urls")),
     path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -2,7 +2,8 @@
 
 Havens (construction, searches, attacks) and downtimes (influence use) spend through
 `influence_spend`, which locks the character row before reading what is left, so two spends
-racing on the same points never both pass. Borrowing (issue 5) will add to `borrowed`.
+racing on the same points never both pass. Confirmed loans (`InfluenceLoan`) add to what the
+borrower may spend and take from the lender's.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ import datetime as dt
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from chronicle.models import Cycle, CycleStatus
 
 from .. import rules
-from ..models import Character, InfluenceSpend, SpendMoment
+from ..models import Character, InfluenceLoan, InfluenceSpend, SpendMoment
 from .common import refusal
 
 
@@ -34,11 +35,33 @@ def influence_spent(*, character: Character | int, cycle: Cycle | int) -> dict[s
     return spent
 
 
+def influence_loans(
+    *, character: Character | int, cycle: Cycle | int
+) -> tuple[dict[str, int], dict[str, int]]:
+    """INF-03: (borrowed, lent) points of each type in the cycle, confirmed loans only."""
+    borrowed = dict.fromkeys(rules.INFLUENCE_TYPES, 0)
+    lent = dict.fromkeys(rules.INFLUENCE_TYPES, 0)
+    loans = InfluenceLoan.objects.filter(
+        Q(borrower=character) | Q(lender=character),
+        cycle=cycle,
+        confirmed_at__isnull=False,
+        withdrawn_at__isnull=True,
+    ).values_list("borrower_id", "influence", "points")
+    character_id = character if isinstance(character, int) else character.pk
+    for borrower_id, influence, points in loans:
+        (borrowed if borrower_id == character_id else lent)[influence] += points
+    return borrowed, lent
+
+
 def influence_left(*, character: Character, cycle: Cycle | int) -> dict[str, int]:
-    """INF-03: what the character may still spend of each type this cycle."""
+    """INF-03: what the character may still spend of each type this cycle, counting what it
+    borrowed and lent."""
     spent = influence_spent(character=character, cycle=cycle)
+    borrowed, lent = influence_loans(character=character, cycle=cycle)
     return {
-        name: rules.influence_available(rating=rating, spent=spent[name])
+        name: rules.influence_available(
+            rating=rating, spent=spent[name], borrowed=borrowed[name], lent=lent[name]
+        )
         for name, rating in character.influences.items()
     }
 
@@ -77,9 +100,15 @@ def influence_spend(
             "This cycle's downtime is closed; influence can no longer be spent in it (DT-01)."
         )
     spent = influence_spent(character=locked, cycle=cycle)[influence]
+    borrowed, lent = influence_loans(character=locked, cycle=cycle)
     try:
         rules.check_influence_spend(
-            influence, points, rating=locked.influences[influence], spent=spent
+            influence,
+            points,
+            rating=locked.influences[influence],
+            spent=spent,
+            borrowed=borrowed[influence],
+            lent=lent[influence],
         )
     except ValueError as exc:
         raise refusal(exc, field) from None

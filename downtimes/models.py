@@ -1,0 +1,236 @@
+"""Downtimes (DT-01..09): one submission per character and cycle with its six sections (DT-02),
+the influence desk's items, votes and the game reports the STs pick.
+
+Every influence action, special power, XP purchase and at-game request of a cycle is a
+`DeskItem`, so the storytellers' queue is one table (filters, counts and bulk changes stay
+set-based). What the player typed lives on the item; what the STs do with it (status,
+assignee, private notes, the result released later) lives beside it, and `version` guards
+two STs changing one item at once.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from characters.models import INFLUENCE_CHOICES, Character, InfluenceSpend, XpPurchase
+from chronicle.models import Cycle
+from havens.models import InfluenceAttack, Project, Search, Structure
+
+from . import rules
+
+
+class SubmissionStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+
+
+class Submission(models.Model):
+    """DT-02: a character's downtime for one cycle. Sections 1 (who you are) come from the
+    account and the character; 2-4 are desk items; 5 is `game_report`; 6 the votes. A draft
+    saves as the player types; submitting may be repeated until the deadline (DT-01)."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="submissions")
+    character = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="submissions")
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="submissions"
+    )
+    status = models.CharField(
+        max_length=10, choices=SubmissionStatus.choices, default=SubmissionStatus.DRAFT
+    )
+    # Section 1's free text (the rest is read from the account and the character).
+    notes = models.TextField(blank=True)
+    # Section 5, kept apart from the rest (DT-05: the STs may publish a sanitized copy).
+    game_report = models.TextField(blank=True)
+    created_at = models.DateTimeField()
+    updated_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    receipt_sent_at = models.DateTimeField(null=True, blank=True)
+    reminder_sent_at = models.DateTimeField(null=True, blank=True)
+    # Bumped by every save: a stale tab's autosave is told, not silently overwritten.
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["cycle", "character__name", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "character"], name="submission_once"),
+            models.CheckConstraint(
+                condition=Q(status="draft") | Q(submitted_at__isnull=False),
+                name="submission_submitted_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.character} downtime, {self.cycle}"
+
+
+class ItemKind(models.TextChoices):
+    INFLUENCE = "influence", "Influence use"
+    PURCHASE = "purchase", "XP purchase"
+    POWER = "power", "Special power"
+    AT_GAME = "at_game", "Request at the game"
+
+
+class ActionKind(models.TextChoices):
+    """INF-02 / issue 5: what an influence action does."""
+
+    BUILD = "build", "Contribute to building or upgrading a haven"
+    REPAIR = "repair", "Repair a haven"
+    SEARCH = "search", "Search for a character's havens"
+    ATTACK_HAVEN = "attack_haven", "Attack a found haven"
+    ATTACK_INFLUENCE = "attack_influence", "Attack another's influence"
+    INVESTIGATE = "investigate", "Investigate"
+    ACQUIRE = "acquire", "Acquire an item"
+    HERD = "herd", "Herd blood"
+    RESEARCH = "research", "Occult research"
+    LEAVE_CITY = "leave_city", "Leave the city (INF-04)"
+    OTHER = "other", "Other"
+
+
+class PowerKind(models.TextChoices):
+    """DIS-09: the special powers a downtime may use; only these three may touch another
+    character (conditioning, regnant requests BND-09, torpor holds TOR-01)."""
+
+    RITUAL = "ritual", "Ritual"
+    CONDITIONING = "conditioning", "Conditioning (3 nights)"
+    REGNANT_REQUEST = "regnant_request", "Request to a thrall (BND-09)"
+    TORPOR_HOLD = "torpor_hold", "Keep a character in torpor (TOR-01)"
+    OTHER = "other", "Other power"
+
+
+class DeskStatus(models.TextChoices):
+    NEW = "new", "New"
+    IN_PROGRESS = "in_progress", "In progress"
+    NEEDS_INFO = "needs_info", "Needs information"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    RESOLVED = "resolved", "Resolved"
+
+
+class DeskItem(models.Model):
+    """One line of the influence desk (issue 5): an influence action, an XP purchase, a special
+    power or an at-game request of a cycle. Player-facing fields first, then the STs'."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="desk_items")
+    kind = models.CharField(max_length=10, choices=ItemKind.choices)
+    character = models.ForeignKey(Character, on_delete=models.PROTECT, related_name="desk_items")
+    submission = models.ForeignKey(
+        Submission, on_delete=models.PROTECT, null=True, blank=True, related_name="items"
+    )
+    # Influence use (INF-02/03): type, points and what it does.
+    influence = models.CharField(max_length=16, choices=INFLUENCE_CHOICES, blank=True)
+    points = models.PositiveIntegerField(default=0)
+    action = models.CharField(max_length=20, choices=ActionKind.choices, blank=True)
+    power = models.CharField(max_length=20, choices=PowerKind.choices, blank=True)
+    # Targets: another character named in words (linked by the service or an ST, never shown
+    # whether it matched), a structure of the player's own or found, or free text.
+    target_name = models.CharField(max_length=120, blank=True)
+    target_character = models.ForeignKey(
+        Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    target_structure = models.ForeignKey(
+        Structure, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    target_text = models.CharField(max_length=300, blank=True)
+    description = models.TextField(blank=True)
+    # Borrowed points name their lender, who confirms from their own downtime (INF-03).
+    lender = models.ForeignKey(
+        Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # What the item did when it was filed: its spend and the havens object it made.
+    spend = models.OneToOneField(
+        InfluenceSpend, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    purchase = models.OneToOneField(
+        XpPurchase, on_delete=models.PROTECT, null=True, blank=True, related_name="desk_item"
+    )
+    haven_project = models.ForeignKey(
+        Project, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    haven_search = models.ForeignKey(
+        Search, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    haven_attack = models.OneToOneField(
+        InfluenceAttack, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # At-game requests (INF-04): recorded by an ST with the time stamp.
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    requested_at = models.DateTimeField(null=True, blank=True)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    key = models.CharField(max_length=120)
+
+    # The storytellers' side: never shown to players but `result` once released.
+    status = models.CharField(max_length=12, choices=DeskStatus.choices, default=DeskStatus.NEW)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    st_notes = models.TextField(blank=True)
+    result = models.TextField(blank=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField()
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            models.Index(fields=["cycle", "status"]),
+            models.Index(fields=["cycle", "kind"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["character", "key"], name="desk_item_key"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.character}"
+
+
+class Vote(models.Model):
+    """DT-06: one pick of a submission in one category: a character for the in-character
+    categories, a player for the out-of-character ones."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="votes")
+    category = models.CharField(
+        max_length=12, choices=[(c, c.replace("_", " ").title()) for c in rules.CATEGORIES]
+    )
+    nominee_character = models.ForeignKey(
+        Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    nominee_player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "category"], name="vote_once"),
+            models.CheckConstraint(
+                condition=Q(nominee_character__isnull=False, nominee_player__isnull=True)
+                | Q(nominee_character__isnull=True, nominee_player__isnull=False),
+                name="vote_one_nominee",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} vote of {self.submission}"
+
+
+class ReportPick(models.Model):
+    """DT-05: a game report the STs picked (at most 4 per cycle, +3 XP each), with the
+    sanitized text they may publish."""
+
+    submission = models.OneToOneField(
+        Submission, on_delete=models.PROTECT, related_name="report_pick"
+    )
+    cycle = models.ForeignKey(Cycle, on_delete=models.PROTECT, related_name="report_picks")
+    sanitized_text = models.TextField(blank=True)
+    published = models.BooleanField(default=False)
+    picked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    picked_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"Report pick: {self.submission}"

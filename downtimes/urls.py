@@ -1,0 +1,5 @@
+"""Pages of the downtimes app, under /c/<slug>/ (the project's urls.py includes them)."""
+
+from .views import desk, submissions, votes
+
+urlpatterns = [*submissions.urlpatterns, *desk.urlpatterns, *votes.urlpatterns]
