@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 
 from characters.rules import CLANS
 
@@ -39,6 +40,14 @@ class Ballot:
     category: str
     nominee: str
     double: bool = False
+
+
+def votes_double(clan: str | None) -> bool:
+    """DT-06: whether a voter whose character is of this clan counts double in the
+    in-character categories (Toreador, CLN-01)."""
+    if not clan or clan not in CLANS:
+        return False
+    return CLANS[clan].in_character_vote_weight > 1
 
 
 @dataclass(frozen=True)
@@ -95,7 +104,10 @@ def _check_ballots(ballots: Iterable[Ballot], player_of: Mapping[str, str]) -> l
 
 
 def vote_tally(
-    ballots: Iterable[Ballot], *, player_of: Mapping[str, str]
+    ballots: Iterable[Ballot],
+    *,
+    player_of: Mapping[str, str],
+    toreador_vote_weight: int = TOREADOR_VOTE_WEIGHT,
 ) -> dict[str, list[Standing]]:
     """DT-06 / DT-07: every category's standings, most votes first (ties by nominee id, for a
     stable order). Toreador ballots count twice in the in-character categories only. Only the
@@ -104,7 +116,7 @@ def vote_tally(
     for ballot in _check_ballots(ballots, player_of):
         weight = 1
         if ballot.double and ballot.category in IN_CHARACTER_CATEGORIES:
-            weight = TOREADOR_VOTE_WEIGHT
+            weight = toreador_vote_weight
         counts = votes[ballot.category]
         counts[ballot.nominee] = counts.get(ballot.nominee, 0) + weight
     tally: dict[str, list[Standing]] = {}
@@ -117,7 +129,13 @@ def vote_tally(
     return tally
 
 
-def vote_awards(ballots: Iterable[Ballot], *, player_of: Mapping[str, str]) -> dict[str, int]:
+def vote_awards(
+    ballots: Iterable[Ballot],
+    *,
+    player_of: Mapping[str, str],
+    toreador_vote_weight: int = TOREADOR_VOTE_WEIGHT,
+    vote_award_xp: Decimal | int = VOTE_AWARD_XP,
+) -> dict[str, Decimal | int]:
     """DT-07 / DT-08: XP per player id, winners only.
 
     - DT-07: the top character of each in-character category, and the top two players of each
@@ -131,20 +149,58 @@ def vote_awards(ballots: Iterable[Ballot], *, player_of: Mapping[str, str]) -> d
     in-character nominee missing from `player_of` raises `ValueError`.
     """
     winners: set[str] = set()
-    for category, standings in vote_tally(ballots, player_of=player_of).items():
+    tally = vote_tally(ballots, player_of=player_of, toreador_vote_weight=toreador_vote_weight)
+    for category, standings in tally.items():
         for standing in standings:
             if standing.rank <= WINNING_PLACES[category]:
                 is_character = category in IN_CHARACTER_CATEGORIES
                 winners.add(player_of[standing.nominee] if is_character else standing.nominee)
-    return {player: VOTE_AWARD_XP for player in sorted(winners)}
+    return {player: vote_award_xp for player in sorted(winners)}
 
 
 def announced_standings(
-    ballots: Iterable[Ballot], *, player_of: Mapping[str, str]
+    ballots: Iterable[Ballot],
+    *,
+    player_of: Mapping[str, str],
+    toreador_vote_weight: int = TOREADOR_VOTE_WEIGHT,
 ) -> dict[str, list[Standing]]:
     """DT-09: the top two of every category, ties included, announced at the next game and on
     the website (nominees are shown as voted: characters or players)."""
     return {
         category: [s for s in standings if s.rank <= ANNOUNCED_PLACES]
-        for category, standings in vote_tally(ballots, player_of=player_of).items()
+        for category, standings in vote_tally(
+            ballots, player_of=player_of, toreador_vote_weight=toreador_vote_weight
+        ).items()
     }
+
+
+# --- DIS-09: special powers in downtime ---------------------------------------------------------
+
+SPECIAL_POWER_KINDS: tuple[str, ...] = (
+    "ritual",
+    "conditioning",
+    "regnant_request",
+    "torpor_hold",
+    "other",
+)
+# DIS-09's exceptions: Conditioning (3 nights), regnant requests (BND-09), torpor holds
+# (TOR-01) are the only powers a downtime may turn on another character.
+POWERS_THAT_MAY_TARGET_OTHERS: frozenset[str] = frozenset(
+    {"conditioning", "regnant_request", "torpor_hold"}
+)
+
+
+def check_special_power(kind: str, *, targets_other: bool) -> None:
+    """DIS-09: no discipline or ritual may affect another character in downtime, except
+    Conditioning, regnant requests (BND-09) and torpor holds (TOR-01)."""
+    if kind not in SPECIAL_POWER_KINDS:
+        raise ValueError(
+            f"Unknown special power {kind!r}; use one of {', '.join(SPECIAL_POWER_KINDS)}."
+        )
+    if not isinstance(targets_other, bool):
+        raise ValueError(f"targets_other must be true or false, got {targets_other!r}.")
+    if targets_other and kind not in POWERS_THAT_MAY_TARGET_OTHERS:
+        raise ValueError(
+            "No discipline or ritual may affect another character in downtime; only "
+            "Conditioning, requests to a thrall and torpor holds may (DIS-09)."
+        )

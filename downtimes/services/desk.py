@@ -1,1 +1,356 @@
-"""Placeholder: filled in by this area's work."""
+"""The storytellers' influence desk (issue 5): statuses, assignees, private notes, results
+released later, bulk approval, conflicts, at-game requests (INF-04) and the not-submitted list.
+
+Two STs editing one item at once: every change names the `version` it was made from; a stale
+version is refused and nothing is written, so neither change is lost silently. Bulk changes
+bump every touched item's version, so a form opened before them is refused too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef, QuerySet
+from django.utils import timezone
+
+from characters.models import Approval, Character, SpendMoment, Status
+from characters.services.influence import influence_spend
+from characters.services.notify import notify
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Cycle, Membership
+
+from ..models import ActionKind, DeskItem, DeskStatus, ItemKind, Submission, SubmissionStatus
+
+STALE_VERSION = (
+    "Another storyteller changed this item while you were editing; here is their version."
+)
+# Bulk approval moves only items no ST has decided yet: it never overturns a rejection or
+# reopens a resolved item.
+UNDECIDED = (DeskStatus.NEW, DeskStatus.IN_PROGRESS, DeskStatus.NEEDS_INFO)
+DESCRIPTION_MAX = 4000
+
+
+def desk_items(*, cycle: Cycle | int) -> QuerySet[DeskItem]:
+    """Every item of the cycle with what a desk row shows, in one query."""
+    return DeskItem.objects.filter(cycle=cycle).select_related(
+        "character",
+        "character__player",
+        "assignee",
+        "target_character",
+        "target_structure",
+        "lender",
+        "recorded_by",
+    )
+
+
+def _staff_of(cycle: Cycle, user: User | None) -> bool:
+    if user is None:
+        return False
+    return Membership.objects.filter(
+        chronicle_id=cycle.chronicle_id, user=user, role__in=STAFF_ROLES
+    ).exists()
+
+
+@transaction.atomic
+def desk_item_update(
+    *,
+    item: DeskItem,
+    by: User,
+    version: int,
+    status: str | None = None,
+    assignee: User | None = None,
+    unassign: bool = False,
+    st_notes: str | None = None,
+    result: str | None = None,
+    now: dt.datetime | None = None,
+) -> DeskItem:
+    """Change an item's status, assignee, private notes or result, from `version`.
+
+    `None` leaves a field as it is; `unassign=True` clears the assignee. A stale `version`
+    is refused with `STALE_VERSION` (field "version"); an assignee must be a storyteller or
+    admin of the item's chronicle. Nothing changes and the version stays when nothing differs.
+    """
+    now = now or timezone.now()
+    locked = DeskItem.objects.select_for_update().select_related("cycle").get(pk=item.pk)
+    if locked.version != version:
+        raise ValidationError({"version": STALE_VERSION})
+    changes: dict[str, object] = {}
+    if status is not None:
+        if status not in DeskStatus.values:
+            raise ValidationError(
+                {"status": f"Choose one of {', '.join(DeskStatus.values)} for the status."}
+            )
+        changes["status"] = status
+    if unassign:
+        changes["assignee_id"] = None
+    elif assignee is not None:
+        if not _staff_of(locked.cycle, assignee):
+            raise ValidationError(
+                {"assignee": "Only a storyteller or admin of this chronicle can take an item."}
+            )
+        changes["assignee_id"] = assignee.pk
+    if st_notes is not None:
+        changes["st_notes"] = st_notes
+    if result is not None:
+        changes["result"] = result
+    changes = {name: value for name, value in changes.items() if getattr(locked, name) != value}
+    if not changes:
+        return locked
+    for name, value in changes.items():
+        setattr(locked, name, value)
+    locked.version += 1
+    locked.updated_at = now
+    locked.save(update_fields=[*changes, "version", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def desk_bulk_update(
+    *,
+    cycle: Cycle,
+    by: User,
+    status: str,
+    items: QuerySet[DeskItem] | None = None,
+    ids: Iterable[int] | None = None,
+    now: dt.datetime | None = None,
+) -> dict[str, int]:
+    """Move a filtered set of the cycle's items to `status` in one UPDATE (e.g. bulk approve).
+
+    Only undecided items (new, in progress, needs information) move, and each moved item's
+    version is bumped so an edit form opened before is told. Items of another cycle in
+    `items` or `ids` are ignored. Returns {"updated": n, "skipped": m}.
+    """
+    if status not in DeskStatus.values:
+        raise ValidationError({"status": f"Choose one of {', '.join(DeskStatus.values)}."})
+    if (items is None) == (ids is None):
+        raise ValueError("Pass either items or ids.")
+    now = now or timezone.now()
+    chosen = DeskItem.objects.filter(cycle=cycle)
+    if items is not None:
+        chosen = chosen.filter(pk__in=items.order_by().values("pk"))
+    else:
+        chosen = chosen.filter(pk__in=list(ids or ()))
+    total = chosen.count()
+    updated = (
+        chosen.filter(status__in=UNDECIDED)
+        .exclude(status=status)
+        .update(status=status, version=F("version") + 1, updated_at=now)
+    )
+    return {"updated": updated, "skipped": total - updated}
+
+
+@transaction.atomic
+def desk_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> int:
+    """Let players read the results of the cycle's resolved items (a second call releases
+    only what was resolved since). The pipeline calls it on release too."""
+    now = now or timezone.now()
+    return DeskItem.objects.filter(
+        cycle=cycle, status=DeskStatus.RESOLVED, released_at__isnull=True
+    ).update(released_at=now, version=F("version") + 1, updated_at=now)
+
+
+@transaction.atomic
+def at_game_request_record(
+    *,
+    cycle: Cycle,
+    character: Character,
+    by: User,
+    action: str,
+    description: str,
+    requested_at: dt.datetime,
+    key: str,
+    influence: str = "",
+    points: int = 0,
+    now: dt.datetime | None = None,
+) -> tuple[DeskItem, bool]:
+    """INF-04: an influence request made at the game (leaving the city, starting a game
+    outside it, ...), recorded and time-stamped by an ST. Points spend at once as spent at
+    the game (INF-03). Once per `key` and character: returns (item, created)."""
+    now = now or timezone.now()
+    item_key = f"at_game:{key}"[:120]
+    existing = DeskItem.objects.filter(character=character, key=item_key).first()
+    if existing is not None:
+        return existing, False
+    if character.chronicle_id != cycle.chronicle_id:
+        raise ValidationError({"character": "No character of this chronicle has that id."})
+    if action not in ActionKind.values:
+        raise ValidationError({"action": f"Choose one of {', '.join(ActionKind.values)}."})
+    description = description.strip()
+    if not description:
+        raise ValidationError(
+            {"description": "Say what the character asked for: the ST signs it (INF-04)."}
+        )
+    if len(description) > DESCRIPTION_MAX:
+        raise ValidationError(
+            {"description": f"Keep the request under {DESCRIPTION_MAX} characters."}
+        )
+    if points < 0:
+        raise ValidationError({"points": "Points cannot be negative (INF-03)."})
+    if points and not influence:
+        raise ValidationError({"influence": "Say which influence the points come from (INF-03)."})
+    spend = None
+    if points:
+        spend, _ = influence_spend(
+            character=character,
+            cycle=cycle,
+            influence=influence,
+            points=points,
+            reason=f"At the game: {ActionKind(action).label}",
+            key=f"desk:{item_key}"[:120],
+            actor=by,
+            moment=SpendMoment.GAME,
+            field="points",
+            now=now,
+        )
+    item = DeskItem.objects.create(
+        cycle=cycle,
+        kind=ItemKind.AT_GAME,
+        character=character,
+        influence=influence if points else "",
+        points=points,
+        action=action,
+        description=description,
+        spend=spend,
+        recorded_by=by,
+        requested_at=requested_at,
+        created_at=now,
+        updated_at=now,
+        key=item_key,
+    )
+    return item, True
+
+
+# --- Conflicts -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Conflict:
+    """Items of one cycle touching the same structure, character, or influence of a
+    character; `label` names it for the STs only."""
+
+    kind: str  # "structure", "character" or "influence"
+    label: str
+    item_ids: list[int] = field(default_factory=list)
+
+
+def desk_conflicts(*, cycle: Cycle | int) -> list[Conflict]:
+    """Groups (two items or more) of the cycle's live items that touch the same structure,
+    the same target character, or the same influence of one character: an attack on a
+    character's Business meets the other attacks on it and that character's own Business
+    actions. One query, grouped in memory."""
+    rows = (
+        DeskItem.objects.filter(cycle=cycle, withdrawn_at__isnull=True)
+        .order_by("pk")
+        .values_list(
+            "pk",
+            "kind",
+            "action",
+            "influence",
+            "character_id",
+            "character__name",
+            "target_character_id",
+            "target_character__name",
+            "target_structure_id",
+            "target_structure__name",
+        )
+    )
+    groups: dict[tuple[str, int, str], list[int]] = defaultdict(list)
+    labels: dict[tuple[str, int, str], str] = {}
+    own_uses: dict[tuple[int, str], list[int]] = defaultdict(list)
+    names: dict[int, str] = {}
+    for (
+        pk,
+        kind,
+        action,
+        influence,
+        character_id,
+        character_name,
+        target_id,
+        target_name,
+        structure_id,
+        structure_name,
+    ) in rows:
+        names[character_id] = character_name
+        if structure_id is not None:
+            group = ("structure", structure_id, "")
+            groups[group].append(pk)
+            labels[group] = f"Structure {structure_name}"
+        if target_id is not None:
+            names[target_id] = target_name
+            if action == ActionKind.ATTACK_INFLUENCE and influence:
+                group = ("influence", target_id, influence)
+                labels[group] = f"{target_name}'s {influence.title()} influence"
+            else:
+                group = ("character", target_id, "")
+                labels[group] = f"Character {target_name}"
+            groups[group].append(pk)
+        if kind == ItemKind.INFLUENCE and influence:
+            own_uses[(character_id, influence)].append(pk)
+    for (kind, target_id, influence), pks in groups.items():
+        if kind == "influence":
+            pks.extend(own_uses.get((target_id, influence), ()))
+    conflicts = [
+        Conflict(kind=kind, label=labels[(kind, target_id, influence)], item_ids=sorted(set(pks)))
+        for (kind, target_id, influence), pks in groups.items()
+        if len(set(pks)) > 1
+    ]
+    return sorted(conflicts, key=lambda c: (c.kind, c.label))
+
+
+# --- Who has not submitted -----------------------------------------------------------------------
+
+
+def not_submitted(*, cycle: Cycle) -> QuerySet[Character]:
+    """Active, approved player characters of the cycle's chronicle without a submitted
+    downtime for it (a draft does not count)."""
+    submitted = Submission.objects.filter(
+        cycle=cycle, character=OuterRef("pk"), status=SubmissionStatus.SUBMITTED
+    )
+    return (
+        Character.objects.filter(
+            chronicle_id=cycle.chronicle_id,
+            status=Status.ACTIVE,
+            approval=Approval.APPROVED,
+            player__isnull=False,
+        )
+        .filter(~Exists(submitted))
+        .select_related("player")
+        .order_by("name", "pk")
+    )
+
+
+def reminder_mail(
+    *,
+    cycle: Cycle,
+    characters: Iterable[Character | int],
+    by: User,
+    now: dt.datetime | None = None,
+) -> int:
+    """E-mail the players of `characters` who still have not submitted, once per cycle,
+    character and chronicle day (a double click, or two STs clicking, sends one mail).
+    Returns how many mails were queued."""
+    now = now or timezone.now()
+    ids = [c if isinstance(c, int) else c.pk for c in characters]
+    day = now.astimezone(cycle.chronicle.tz).date().isoformat()
+    deadline = cycle.deadline_local
+    sent = 0
+    with transaction.atomic():
+        for character in not_submitted(cycle=cycle).filter(pk__in=ids):
+            sent += notify(
+                character=character,
+                key=f"dt-desk-reminder:{cycle.pk}:{character.pk}:{day}",
+                subject=f"Your downtime for {character.name} is not in yet",
+                body=(
+                    f"The storytellers have not received {character.name}'s downtime for the "
+                    f"cycle after game {cycle.game.number}. The deadline is "
+                    f"{deadline:%A %d %B %Y, %H:%M} ({cycle.chronicle.timezone}) (DT-01)."
+                ),
+                now=now,
+            )
+    return sent

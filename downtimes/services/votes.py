@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -22,11 +23,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from chronicle.models import Attendance, Cycle, CycleStatus
+from chronicle.rules import settings_for
 
 from .. import rules
 from ..models import ReportPick, Submission, SubmissionStatus, Vote
 
-TOREADOR = "toreador"
 # An in-character nominee nobody plays (an NPC) has no player to pay or to compare with the
 # voter; it still needs an entry in `player_of`, one that matches no player id.
 NPC_PREFIX = "npc:"
@@ -99,7 +100,7 @@ def _ballots(rows: list[dict[str, Any]]) -> tuple[list[rules.Ballot], dict[str, 
                 voter=voter,
                 category=row["category"],
                 nominee=nominee,
-                double=row["submission__character__clan"] == TOREADOR,
+                double=rules.votes_double(row["submission__character__clan"]),
             )
         )
     return ballots, player_of
@@ -151,7 +152,7 @@ class CategoryTally:
 class Award:
     player: str
     name: str
-    xp: int
+    xp: Decimal | int
     won: list[str]  # category labels where this player (or their character) won
     attended: bool
     waiver_signed: bool
@@ -182,9 +183,16 @@ def tally_for(*, cycle: Cycle) -> Tally:
     ballots, player_of = _ballots(rows)
     voters = len({b.voter for b in ballots})
     try:
-        tally = rules.vote_tally(ballots, player_of=player_of)
-        awards = rules.vote_awards(ballots, player_of=player_of)
-        announced = rules.announced_standings(ballots, player_of=player_of)
+        house = cycle.chronicle.house_rules
+        tally = rules.vote_tally(
+            ballots, player_of=player_of, **settings_for(rules.vote_tally, house)
+        )
+        awards = rules.vote_awards(
+            ballots, player_of=player_of, **settings_for(rules.vote_awards, house)
+        )
+        announced = rules.announced_standings(
+            ballots, player_of=player_of, **settings_for(rules.announced_standings, house)
+        )
     except ValueError as exc:
         return Tally(cycle=cycle, ballots=len(ballots), voters=voters, error=str(exc))
 

@@ -297,8 +297,9 @@ def test_tally_queries_do_not_grow(
     for i, voter in enumerate(voters):
         voting.downtime(voter, {"feared": nominees[i % 3], "costume": nominees[i % 2].player})
     cycle = Cycle.objects.get(pk=voting.cycle.pk)
-    # 1 the counted votes with names; 2 the award winners' attendance (DT-04).
-    with django_assert_num_queries(2):
+    # 1 the counted votes with names; 2 the chronicle (its house-rule settings); 3 the award
+    # winners' attendance (DT-04).
+    with django_assert_num_queries(3):
         tally = services.tally_for(cycle=cycle)
     assert tally.ballots == 2 * count
     with django_assert_num_queries(1):

@@ -7,10 +7,12 @@ Expected values are SPEC's numbers, written out, never recomputed with the code 
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from downtimes import rules
 from downtimes.rules import Ballot, Standing, announced_standings, vote_awards
 
 # Characters and the players who play them. B and C are unnamed in SPEC's DT-08 example.
@@ -214,3 +216,69 @@ def test_announced_standings(
 def test_announcement_covers_all_five_categories() -> None:
     standings: dict[str, Any] = announced_standings([], player_of=PLAYER_OF)
     assert list(standings) == ["feared", "liked", "respected", "roleplaying", "costume"]
+
+
+# --- DIS-09: special powers in downtime ---------------------------------------------------------
+
+from downtimes.rules import check_special_power  # noqa: E402
+
+
+@pytest.mark.parametrize(
+    ("kind", "targets_other", "refused"),
+    [
+        pytest.param("ritual", False, False, id="DIS-09-ritual-on-self-ok"),
+        pytest.param("ritual", True, True, id="DIS-09-ritual-on-other-reject"),
+        pytest.param("other", False, False, id="DIS-09-other-power-on-self-ok"),
+        pytest.param("other", True, True, id="DIS-09-other-power-on-other-reject"),
+        pytest.param("conditioning", True, False, id="DIS-09-conditioning-on-other-ok"),
+        pytest.param("regnant_request", True, False, id="DIS-09-BND-09-regnant-request-ok"),
+        pytest.param("torpor_hold", True, False, id="DIS-09-TOR-01-torpor-hold-ok"),
+        pytest.param("conditioning", False, False, id="DIS-09-conditioning-on-self-ok"),
+    ],
+)
+def test_check_special_power(kind: str, targets_other: bool, refused: bool) -> None:
+    if refused:
+        with pytest.raises(ValueError, match=r"\(DIS-09\)"):
+            check_special_power(kind, targets_other=targets_other)
+    else:
+        check_special_power(kind, targets_other=targets_other)
+
+
+@pytest.mark.parametrize(
+    ("kind", "targets_other"),
+    [
+        pytest.param("dominate", False, id="unknown-kind"),
+        pytest.param("ritual", 1, id="targets-other-not-bool"),
+    ],
+)
+def test_check_special_power_bad_input(kind: str, targets_other: Any) -> None:
+    with pytest.raises(ValueError):
+        check_special_power(kind, targets_other=targets_other)
+
+
+@pytest.mark.parametrize(
+    ("clan", "double"),
+    [
+        pytest.param("toreador", True, id="DT-06-toreador-counts-double"),
+        pytest.param("brujah", False, id="DT-06-brujah-single"),
+        pytest.param("", False, id="DT-06-no-clan-single"),
+        pytest.param(None, False, id="DT-06-ghoul-single"),
+    ],
+)
+def test_votes_double(clan: str | None, double: bool) -> None:
+    assert rules.votes_double(clan) is double
+
+
+def test_house_rule_weights_reach_the_tally() -> None:
+    """DT-06/07 settings: a chronicle may weigh Toreador votes and awards differently."""
+    ballots = [
+        rules.Ballot("p1", "feared", "c2", double=True),
+        rules.Ballot("p3", "feared", "c4"),
+        rules.Ballot("p5", "feared", "c4"),
+    ]
+    player_of = {"c2": "p2", "c4": "p4"}
+    assert rules.vote_awards(ballots, player_of=player_of) == {"p2": 3, "p4": 3}  # tie 2-2
+    weighted = rules.vote_awards(
+        ballots, player_of=player_of, toreador_vote_weight=3, vote_award_xp=Decimal("2.5")
+    )
+    assert weighted == {"p2": Decimal("2.5")}

@@ -1,0 +1,223 @@
+"""Forms of the influence desk (staff only): the filters, an item's edit form, assignment,
+bulk approval, reminders and at-game requests (INF-04). Shape only; the services check the
+rules. The filter form also filters the API's list, so pages and API agree."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from characters.models import INFLUENCE_CHOICES, Approval, Character, Status
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Cycle, Membership
+
+from ..models import ActionKind, DeskItem, DeskStatus, ItemKind
+from ..services.desk import DESCRIPTION_MAX
+
+MAX_POINTS = 100
+ANY = [("", "any")]
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex
+
+
+def staff_members(chronicle_id: int) -> list[Membership]:
+    """The chronicle's storytellers and admins, the only possible assignees (one query)."""
+    return list(
+        Membership.objects.filter(chronicle_id=chronicle_id, role__in=STAFF_ROLES)
+        .select_related("user")
+        .order_by("user__username")
+    )
+
+
+def _staff_choices(staff: list[Membership]) -> list[tuple[str, str]]:
+    return [(str(m.user_id), m.user.username) for m in staff]
+
+
+class _CharacterLabel(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return str(obj.name)
+
+
+class DeskFilterForm(forms.Form):
+    """Filters: item kind, action, status, assignee ("me", "none" or a storyteller), the
+    acting character, and a target's words (a target character's or structure's name, or the
+    free-text target)."""
+
+    kind = forms.ChoiceField(label="Type", choices=ANY + ItemKind.choices, required=False)
+    action = forms.ChoiceField(label="Action", choices=ANY + ActionKind.choices, required=False)
+    status = forms.ChoiceField(label="Status", choices=ANY + DeskStatus.choices, required=False)
+    assignee = forms.ChoiceField(label="Assignee", required=False)
+    character = _CharacterLabel(
+        label="Character", queryset=Character.objects.none(), required=False
+    )
+    target = forms.CharField(label="Target", max_length=120, required=False)
+
+    def __init__(self, *args: Any, membership: Membership, staff: list[Membership], **kw: Any):
+        super().__init__(*args, **kw)
+        self.membership = membership
+        self.fields["assignee"].choices = [  # type: ignore[attr-defined]
+            ("", "anyone"),
+            ("me", "me"),
+            ("none", "nobody"),
+            *_staff_choices(staff),
+        ]
+        self.fields["character"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
+            chronicle_id=membership.chronicle_id
+        ).order_by("name", "pk")
+
+    def apply(self, items: QuerySet[DeskItem]) -> QuerySet[DeskItem]:
+        """The items matching the valid filters (an invalid filter is ignored, not a 500)."""
+        data = self.cleaned_data if self.is_valid() else {}
+        if data.get("kind"):
+            items = items.filter(kind=data["kind"])
+        if data.get("action"):
+            items = items.filter(action=data["action"])
+        if data.get("status"):
+            items = items.filter(status=data["status"])
+        assignee = data.get("assignee")
+        if assignee == "me":
+            items = items.filter(assignee_id=self.membership.user_id)
+        elif assignee == "none":
+            items = items.filter(assignee__isnull=True)
+        elif assignee:
+            items = items.filter(assignee_id=int(assignee))
+        if data.get("character"):
+            items = items.filter(character=data["character"])
+        words = (data.get("target") or "").strip()
+        if words:
+            items = items.filter(
+                Q(target_name__icontains=words)
+                | Q(target_text__icontains=words)
+                | Q(target_character__name__icontains=words)
+                | Q(target_structure__name__icontains=words)
+            )
+        return items
+
+    def without_status(self, items: QuerySet[DeskItem]) -> QuerySet[DeskItem]:
+        """The same filters but status: what the per-status counts count."""
+        saved = self.cleaned_data.get("status") if self.is_valid() else None
+        if saved is None:
+            return self.apply(items)
+        self.cleaned_data["status"] = ""
+        try:
+            return self.apply(items)
+        finally:
+            self.cleaned_data["status"] = saved
+
+
+class DeskItemForm(forms.Form):
+    status = forms.ChoiceField(label="Status", choices=DeskStatus.choices)
+    assignee = forms.ChoiceField(label="Assignee", required=False)
+    st_notes = forms.CharField(
+        label="Storyteller notes",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Private to the storytellers: never shown to the player.",
+    )
+    result = forms.CharField(
+        label="Result for the player",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="The player reads it once the results are released.",
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+    def __init__(self, *args: Any, staff: list[Membership], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].choices = [  # type: ignore[attr-defined]
+            ("", "nobody"),
+            *_staff_choices(staff),
+        ]
+
+    @staticmethod
+    def initial_for(item: DeskItem) -> dict[str, Any]:
+        return {
+            "status": item.status,
+            "assignee": str(item.assignee_id or ""),
+            "st_notes": item.st_notes,
+            "result": item.result,
+            "version": item.version,
+        }
+
+
+class AssignForm(forms.Form):
+    """From a desk row: take the item ("me") or give it to a storyteller."""
+
+    assignee = forms.ChoiceField(label="Assign to")
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+    def __init__(self, *args: Any, staff: list[Membership], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignee"].choices = [  # type: ignore[attr-defined]
+            ("me", "me"),
+            *_staff_choices(staff),
+        ]
+
+    def user(self, me: User, staff: list[Membership]) -> User:
+        chosen = self.cleaned_data["assignee"]
+        if chosen == "me":
+            return me
+        return next(m.user for m in staff if str(m.user_id) == chosen)
+
+
+class BulkApproveForm(forms.Form):
+    confirm = forms.BooleanField(
+        label="Yes, approve every undecided item the filters show",
+        error_messages={"required": "Tick the box to confirm the bulk approval."},
+    )
+
+
+class ReminderForm(forms.Form):
+    characters = forms.TypedMultipleChoiceField(coerce=int, choices=[])
+
+    def __init__(self, *args: Any, waiting: list[Character], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["characters"].choices = [(c.pk, c.name) for c in waiting]  # type: ignore[attr-defined]
+
+
+class AtGameRequestForm(forms.Form):
+    character = _CharacterLabel(label="Character", queryset=Character.objects.none())
+    action = forms.ChoiceField(
+        label="Request", choices=ActionKind.choices, initial=ActionKind.LEAVE_CITY
+    )
+    influence = forms.ChoiceField(
+        label="Influence", choices=[("", "none")] + INFLUENCE_CHOICES, required=False
+    )
+    points = forms.IntegerField(label="Points", min_value=0, max_value=MAX_POINTS, initial=0)
+    description = forms.CharField(
+        label="What was asked", max_length=DESCRIPTION_MAX, widget=forms.Textarea(attrs={"rows": 3})
+    )
+    requested_at = forms.DateTimeField(
+        label="Asked at",
+        help_text="The chronicle's time; the storyteller signs and time-stamps it (INF-04).",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
+    )
+    key = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+    def __init__(self, *args: Any, cycle: Cycle, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["key"].initial = new_key()
+        tz = cycle.chronicle.tz
+        self.fields["requested_at"].initial = (
+            timezone.now().astimezone(tz).replace(second=0, microsecond=0, tzinfo=None)
+        )
+        self.tz = tz
+        self.fields["character"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
+            chronicle_id=cycle.chronicle_id,
+            status=Status.ACTIVE,
+            approval=Approval.APPROVED,
+        ).order_by("name", "pk")
+
+    def clean_requested_at(self) -> Any:
+        value = self.cleaned_data["requested_at"]
+        # Typed in the chronicle's time, whatever the server's zone.
+        if value is not None and timezone.is_aware(value):
+            value = value.replace(tzinfo=None)
+        return timezone.make_aware(value, self.tz) if value is not None else value
