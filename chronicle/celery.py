@@ -66,4 +66,10 @@ app.conf.beat_schedule = {
         "schedule": 3600.0,
         "options": {"expires": 3300},
     },
+    # DT-01: the reminder 48 hours before a deadline, once per character (keyed mails).
+    "downtimes-send-reminders": {
+        "task": "downtimes.tasks.send_downtime_reminders",
+        "schedule": 3600.0,
+        "options": {"expires": 3500},
+    },
 }

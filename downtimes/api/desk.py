@@ -146,11 +146,24 @@ class DeskItemViewSet(
             chronicle_access.require_staff(self.membership)
 
     def _cycle(self, number: Any) -> Cycle:
-        try:
+        # isdecimal, not isdigit: int() refuses "²"; cycle_for bounds the number.
+        if isinstance(number, int):
+            game = number
+        elif isinstance(number, str) and number.isdecimal():
             game = int(number)
-        except (TypeError, ValueError):
-            raise Http404("No such cycle.") from None
+        else:
+            raise Http404("No such cycle.")
         return chronicle_access.cycle_for(self.membership, game)
+
+    def _filters(self) -> DeskFilterForm:
+        """The query's filters; an invalid one is a 400 naming it, never silently dropped
+        (that would widen the list, or the set a bulk approval changes)."""
+        staff = staff_members(self.membership.chronicle_id)
+        filters = DeskFilterForm(self.request.query_params, membership=self.membership, staff=staff)
+        errors = filters.refusal()
+        if errors:
+            raise serializers.ValidationError(errors)
+        return filters
 
     def get_queryset(self) -> QuerySet[DeskItem]:
         if "slug" not in self.kwargs:  # the schema generator
@@ -162,8 +175,7 @@ class DeskItemViewSet(
             params = self.request.query_params
             if params.get("game"):
                 items = items.filter(cycle=self._cycle(params["game"]))
-            staff = staff_members(self.membership.chronicle_id)
-            items = DeskFilterForm(params, membership=self.membership, staff=staff).apply(items)
+            items = self._filters().apply(items)
         return items.order_by("created_at", "pk")
 
     def get_object(self) -> DeskItem:
@@ -216,7 +228,9 @@ class DeskItemViewSet(
         responses={200: BulkResultSerializer},
         parameters=FILTER_PARAMETERS[1:],
         description="Approve the cycle's undecided items among `ids`, or among those the "
-        "query's filters match; decided items are left as they are.",
+        "query's filters match (an invalid filter is refused: 400, nothing approved); decided "
+        "and withdrawn items, and XP purchases (signed off on the purchase queue, XP-01), are "
+        "left as they are.",
     )
     @action(detail=False, methods=["post"], url_path="bulk-approve")
     def bulk_approve(self, request: Request, slug: str) -> Response:
@@ -229,8 +243,7 @@ class DeskItemViewSet(
                 cycle=cycle, by=by, status=DeskStatus.APPROVED, ids=body.validated_data["ids"]
             )
         else:
-            staff = staff_members(self.membership.chronicle_id)
-            filters = DeskFilterForm(request.query_params, membership=self.membership, staff=staff)
+            filters = self._filters()
             done = services.desk_bulk_update(
                 cycle=cycle,
                 by=by,

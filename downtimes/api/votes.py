@@ -35,7 +35,8 @@ def _cycle(membership: Any, raw: str | None) -> Cycle | None:
     if raw is None:
         ordered = cycles.order_by("-game__date", "-pk")
         return ordered.exclude(status="open").first() or ordered.first()
-    if not raw.isdigit():
+    # isdecimal, not isdigit: int() refuses "²"; cycle_for bounds the number.
+    if not raw.isdecimal():
         raise Http404("No such cycle.")
     return chronicle_access.cycle_for(membership, int(raw))
 
@@ -68,7 +69,9 @@ class CategoryTallySerializer(serializers.Serializer):
 class AwardSerializer(serializers.Serializer):
     player = serializers.CharField(help_text="The player's user id.")
     name = serializers.CharField()
-    xp = serializers.IntegerField()
+    xp = serializers.DecimalField(
+        max_digits=6, decimal_places=1, help_text="The award XP setting is a decimal."
+    )
     won = serializers.ListField(child=serializers.CharField())
     attended = serializers.BooleanField()
     waiver_signed = serializers.BooleanField()

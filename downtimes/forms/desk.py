@@ -72,9 +72,18 @@ class DeskFilterForm(forms.Form):
             chronicle_id=membership.chronicle_id
         ).order_by("name", "pk")
 
+    def refusal(self) -> dict[str, list[str]]:
+        """The invalid filters' errors by field ({} when all are valid). A set acted on (bulk
+        approval) must be refused then: dropping a filter would widen the set."""
+        self.is_valid()
+        return {name: [str(error) for error in errors] for name, errors in self.errors.items()}
+
     def apply(self, items: QuerySet[DeskItem]) -> QuerySet[DeskItem]:
-        """The items matching the valid filters (an invalid filter is ignored, not a 500)."""
-        data = self.cleaned_data if self.is_valid() else {}
+        """The items matching the valid filters; an invalid one is left out (never a 500) and
+        shown beside its field. Callers that change the set check `refusal()` first."""
+        self.is_valid()
+        # After validation `cleaned_data` holds only the fields that passed (none if unbound).
+        data: dict[str, Any] = getattr(self, "cleaned_data", {})
         if data.get("kind"):
             items = items.filter(kind=data["kind"])
         if data.get("action"):
@@ -102,8 +111,9 @@ class DeskFilterForm(forms.Form):
 
     def without_status(self, items: QuerySet[DeskItem]) -> QuerySet[DeskItem]:
         """The same filters but status: what the per-status counts count."""
-        saved = self.cleaned_data.get("status") if self.is_valid() else None
-        if saved is None:
+        self.is_valid()
+        saved = getattr(self, "cleaned_data", {}).get("status")
+        if not saved:
             return self.apply(items)
         self.cleaned_data["status"] = ""
         try:

@@ -33,6 +33,13 @@ STALE_VERSION = (
 # Bulk approval moves only items no ST has decided yet: it never overturns a rejection or
 # reopens a resolved item.
 UNDECIDED = (DeskStatus.NEW, DeskStatus.IN_PROGRESS, DeskStatus.NEEDS_INFO)
+WITHDRAWN = (
+    "The player withdrew this item and its points were refunded: its status can no longer change."
+)
+# The XP purchase itself is decided on the purchase queue: approving its desk row would leave
+# the purchase pending while the desk said "approved".
+PURCHASE_ELSEWHERE = "Sign off XP purchases on the purchase queue (XP-01)."
+PURCHASE_DECISIONS = (DeskStatus.APPROVED, DeskStatus.REJECTED)
 DESCRIPTION_MAX = 4000
 
 
@@ -75,6 +82,11 @@ def desk_item_update(
     `None` leaves a field as it is; `unassign=True` clears the assignee. A stale `version`
     is refused with `STALE_VERSION` (field "version"); an assignee must be a storyteller or
     admin of the item's chronicle. Nothing changes and the version stays when nothing differs.
+
+    A withdrawn item's status never changes (`WITHDRAWN`); an XP purchase is approved or
+    rejected on the purchase queue, not here (`PURCHASE_ELSEWHERE`, XP-01). Changing the
+    result or status of a released item takes the release back, so the player never reads a
+    result the STs are still working on: the next `desk_release` publishes the new one.
     """
     now = now or timezone.now()
     locked = DeskItem.objects.select_for_update().select_related("cycle").get(pk=item.pk)
@@ -102,6 +114,13 @@ def desk_item_update(
     changes = {name: value for name, value in changes.items() if getattr(locked, name) != value}
     if not changes:
         return locked
+    if "status" in changes:
+        if locked.withdrawn_at is not None:
+            raise ValidationError({"status": WITHDRAWN})
+        if locked.kind == ItemKind.PURCHASE and changes["status"] in PURCHASE_DECISIONS:
+            raise ValidationError({"status": PURCHASE_ELSEWHERE})
+    if locked.released_at is not None and ("status" in changes or "result" in changes):
+        changes["released_at"] = None
     for name, value in changes.items():
         setattr(locked, name, value)
     locked.version += 1
@@ -123,8 +142,9 @@ def desk_bulk_update(
     """Move a filtered set of the cycle's items to `status` in one UPDATE (e.g. bulk approve).
 
     Only undecided items (new, in progress, needs information) move, and each moved item's
-    version is bumped so an edit form opened before is told. Items of another cycle in
-    `items` or `ids` are ignored. Returns {"updated": n, "skipped": m}.
+    version is bumped so an edit form opened before is told. Withdrawn items never move, nor
+    XP purchases to approved/rejected (decided on the purchase queue, XP-01). Items of
+    another cycle in `items` or `ids` are ignored. Returns {"updated": n, "skipped": m}.
     """
     if status not in DeskStatus.values:
         raise ValidationError({"status": f"Choose one of {', '.join(DeskStatus.values)}."})
@@ -137,21 +157,24 @@ def desk_bulk_update(
     else:
         chosen = chosen.filter(pk__in=list(ids or ()))
     total = chosen.count()
-    updated = (
-        chosen.filter(status__in=UNDECIDED)
-        .exclude(status=status)
-        .update(status=status, version=F("version") + 1, updated_at=now)
-    )
+    movable = chosen.filter(status__in=UNDECIDED, withdrawn_at__isnull=True).exclude(status=status)
+    if status in PURCHASE_DECISIONS:
+        movable = movable.exclude(kind=ItemKind.PURCHASE)
+    updated = movable.update(status=status, version=F("version") + 1, updated_at=now)
     return {"updated": updated, "skipped": total - updated}
 
 
 @transaction.atomic
 def desk_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> int:
     """Let players read the results of the cycle's resolved items (a second call releases
-    only what was resolved since). The pipeline calls it on release too."""
+    only what was resolved, or changed after a release, since). Withdrawn items are never
+    released. The pipeline calls it on release too."""
     now = now or timezone.now()
     return DeskItem.objects.filter(
-        cycle=cycle, status=DeskStatus.RESOLVED, released_at__isnull=True
+        cycle=cycle,
+        status=DeskStatus.RESOLVED,
+        released_at__isnull=True,
+        withdrawn_at__isnull=True,
     ).update(released_at=now, version=F("version") + 1, updated_at=now)
 
 
@@ -173,7 +196,7 @@ def at_game_request_record(
     outside it, ...), recorded and time-stamped by an ST. Points spend at once as spent at
     the game (INF-03). Once per `key` and character: returns (item, created)."""
     now = now or timezone.now()
-    item_key = f"at_game:{key}"[:120]
+    item_key = f"{cycle.pk}:at_game:{key}"[:120]  # keys are per cycle, like the players'.
     existing = DeskItem.objects.filter(character=character, key=item_key).first()
     if existing is not None:
         return existing, False

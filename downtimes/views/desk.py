@@ -31,6 +31,7 @@ from ..services import desk as services
 
 PAGE_SIZE = 100
 FILTER_FIELDS = ("kind", "action", "status", "assignee", "character", "target")
+BULK_REFUSED = "Nothing was approved: fix the filters marked below first."
 
 
 def _staff(request: HttpRequest, slug: str) -> Membership:
@@ -45,7 +46,8 @@ def _cycle(membership: Membership, data: QueryDict) -> Cycle | None:
     cycles = chronicle_access.cycles_visible_to(membership)
     number = data.get("game", "")
     if number:
-        if not number.isdigit():
+        # isdecimal, not isdigit: "²" is a digit int() refuses (a 500). cycle_for bounds it.
+        if not number.isdecimal():
             raise Http404("No such cycle.")
         return chronicle_access.cycle_for(membership, int(number))
     working = cycles.filter(status__in=[CycleStatus.OPEN, CycleStatus.CLOSED])
@@ -74,9 +76,18 @@ def _desk_url(slug: str, query: str) -> str:
     return f"{reverse('desk', args=[slug])}?{query}"
 
 
-def _desk_context(request: HttpRequest, membership: Membership, cycle: Cycle) -> dict[str, Any]:
+def _desk_context(
+    request: HttpRequest,
+    membership: Membership,
+    cycle: Cycle,
+    data: QueryDict | None = None,
+) -> dict[str, Any]:
+    """The desk for `cycle`, filtered by `data` (the query string unless given): invalid
+    filters are shown beside their fields and left out of the list, and the bulk approval
+    is hidden until they are fixed."""
+    data = request.GET if data is None else data
     staff = forms.staff_members(membership.chronicle_id)
-    filters = forms.DeskFilterForm(request.GET, membership=membership, staff=staff)
+    filters = forms.DeskFilterForm(data, membership=membership, staff=staff)
     items = services.desk_items(cycle=cycle)
     shown = filters.apply(items).order_by("created_at", "pk")
     page = Paginator(shown, PAGE_SIZE).get_page(request.GET.get("page"))
@@ -94,11 +105,14 @@ def _desk_context(request: HttpRequest, membership: Membership, cycle: Cycle) ->
         for pk in conflict.item_ids:
             conflict_of.setdefault(pk, []).append(conflict.label)
     rows = [(item, conflict_of.get(item.pk, [])) for item in page.object_list]
-    query = _filters_query(request.GET, cycle)
+    query = _filters_query(data, cycle)
     return {
         "cycle": cycle,
         "cycles": chronicle_access.cycles_visible_to(membership).order_by("-deadline_at"),
         "filters": filters,
+        "filter_errors": [
+            (filters.fields[name].label, errors) for name, errors in filters.refusal().items()
+        ],
         "page": page,
         "rows": rows,
         "counts": counts,
@@ -223,6 +237,12 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect(_desk_url(slug, query))
     staff = forms.staff_members(membership.chronicle_id)
     filters = forms.DeskFilterForm(request.POST, membership=membership, staff=staff)
+    if filters.refusal():
+        # Approving without the invalid filter would approve more than the ST chose.
+        context = _desk_context(request, membership, cycle, data=request.POST)
+        context["at_game_form"] = forms.AtGameRequestForm(cycle=cycle)
+        context["bulk_error"] = BULK_REFUSED
+        return _page(request, "downtimes/desk_page.html", membership, status=400, **context)
     done = services.desk_bulk_update(
         cycle=cycle,
         by=chronicle_access.acting_user(request.user),
@@ -231,8 +251,8 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
     )
     messages.success(
         request,
-        f"Approved {done['updated']} items; {done['skipped']} already decided were left as "
-        "they were.",
+        f"Approved {done['updated']} items; {done['skipped']} already decided, withdrawn or "
+        "XP purchases (signed off on the purchase queue) were left as they were.",
     )
     return redirect(_desk_url(slug, query))
 

@@ -1,19 +1,565 @@
-"""Placeholder: filled in by this area's work."""
+"""The player's downtime page (DT-01/02): pick a character, then the six sections on one page.
+
+Every POST goes through a service and redirects back (POST-redirect-GET); a refusal re-renders
+the page with the failing form bound, its errors beside the fields and what was typed kept.
+The page reads only the member's own characters: another player's character or submission
+answers 404 like an unknown one.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.urls import path
+import datetime as dt
+import functools
+import secrets
+from collections.abc import Callable
+from typing import Any
 
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.forms import Form
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import path, reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from characters.models import Approval, Character, InfluenceLoan, Status
+from characters.services.purchases import purchase_quote
 from chronicle import access as chronicle_access
+from chronicle.access import MAX_ID
+from chronicle.models import Cycle, Membership
+from chronicle.services import chronicle_today
 from chronicle.views import _page
+from havens import access as havens_access
+from havens.models import Structure
+
+from .. import access
+from ..forms.submissions import (
+    DowntimePurchaseForm,
+    InfluenceActionForm,
+    LoanForm,
+    PowerForm,
+    TextsForm,
+    VotesForm,
+)
+from ..models import DeskItem, Submission
+from ..services import submissions as services
+
+TEMPLATE = "downtimes/submission_page.html"
+
+
+# --- Lookups -----------------------------------------------------------------------------------
+
+
+def _own_characters(membership: Membership) -> QuerySet[Character]:
+    return Character.objects.filter(
+        chronicle=membership.chronicle,
+        player_id=membership.user_id,
+        status=Status.ACTIVE,
+        approval=Approval.APPROVED,
+    ).order_by("name")
+
+
+def _own_character(membership: Membership, character_id: int) -> Character:
+    if not 0 < character_id <= MAX_ID:
+        raise Http404("No such character.")
+    try:
+        return _own_characters(membership).select_related("player").get(pk=character_id)
+    except Character.DoesNotExist:
+        raise Http404("No such character.") from None
+
+
+def page_cycle(membership: Membership, now: dt.datetime) -> Cycle | None:
+    """The downtime of the latest game already played, open or not: after its deadline the
+    page still shows it, read-only (DT-01)."""
+    today = chronicle_today(membership.chronicle, now)
+    return (
+        Cycle.objects.filter(chronicle=membership.chronicle, game__date__lte=today)
+        .select_related("game", "chronicle")
+        .order_by("-game__date", "-game__number")
+        .first()
+    )
+
+
+def _submission(character: Character, cycle: Cycle) -> Submission | None:
+    return (
+        Submission.objects.filter(character=character, cycle=cycle)
+        .select_related("cycle", "cycle__chronicle", "character")
+        .first()
+    )
+
+
+def _context(membership: Membership, character: Character) -> dict[str, Any]:
+    now = timezone.now()
+    cycle = page_cycle(membership, now)
+    if cycle is None:
+        raise Http404("No downtime yet: no game has been played.")
+    submission = _submission(character, cycle)
+    closed = services.deadline_passed(cycle, now)
+    return {
+        "now": now,
+        "cycle": cycle,
+        "character": character,
+        "submission": submission,
+        "closed": closed,
+        "remaining": cycle.deadline_at - now if not closed else None,
+        "remaining_seconds": int((cycle.deadline_at - now).total_seconds()) if not closed else 0,
+    }
+
+
+def _edit(
+    request: HttpRequest, slug: str, character_id: int
+) -> tuple[Membership, Character, Submission]:
+    """The submission a POST changes: the member's own, created as a draft on first use (the
+    service refuses after the deadline)."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = _own_character(membership, character_id)
+    context = _context(membership, character)
+    submission = services.submission_for_edit(
+        character=character, cycle=context["cycle"], by=chronicle_access.acting_user(request.user)
+    )
+    return membership, character, submission
+
+
+def _structures_for_player(membership: Membership) -> QuerySet[Structure]:
+    own = havens_access.structures_visible_to(membership).values_list("pk", flat=True)
+    found = havens_access.finds_visible_to(membership).values_list("structure_id", flat=True)
+    return Structure.objects.filter(pk__in=[*own, *found]).order_by("name")
+
+
+def _lenders(character: Character, cycle: Cycle) -> QuerySet[Character]:
+    return Character.objects.filter(
+        pk__in=InfluenceLoan.objects.filter(
+            cycle=cycle, borrower=character, withdrawn_at__isnull=True
+        ).values("lender_id")
+    ).order_by("name")
+
+
+def _show_errors(form: Form, exc: ValidationError) -> None:
+    """Each service problem beside its field; the rest above the form."""
+    if not hasattr(exc, "error_dict"):
+        form.add_error(None, exc.messages)
+        return
+    for name, errors in exc.message_dict.items():
+        target = {"levels": "level", "structure": "target_structure"}.get(name, name)
+        form.add_error(target if target in form.fields else None, errors)
+
+
+def _render(
+    request: HttpRequest,
+    membership: Membership,
+    character: Character,
+    *,
+    status: int = 200,
+    **bound: Form,
+) -> HttpResponse:
+    context = _context(membership, character)
+    submission: Submission | None = context["submission"]
+    cycle: Cycle = context["cycle"]
+    items: list[DeskItem] = []
+    votes: dict[str, str] = {}
+    left: dict[str, int] = {}
+    loans_out: list[InfluenceLoan] = []
+    if submission is not None:
+        items = list(
+            submission.items.select_related("target_structure", "lender", "purchase").order_by(
+                "created_at", "pk"
+            )
+        )
+        votes = services.vote_choices(submission)
+    left = services.influence_left(character=character, cycle=cycle)
+    loans_out = list(
+        InfluenceLoan.objects.filter(cycle=cycle, borrower=character).select_related("lender")
+    )
+    key = secrets.token_urlsafe(16)
+    forms: dict[str, Form] = {
+        "texts_form": TextsForm(
+            initial={
+                "notes": submission.notes if submission else "",
+                "game_report": submission.game_report if submission else "",
+                "version": submission.version if submission else 1,
+            }
+        ),
+        "action_form": InfluenceActionForm(
+            initial={"key": key},
+            structures=_structures_for_player(membership),
+            lenders=_lenders(character, cycle),
+        ),
+        "loan_form": LoanForm(),
+        "purchase_form": DowntimePurchaseForm(character=character, membership=membership),
+        "power_form": PowerForm(initial={"key": key}),
+        "votes_form": VotesForm(initial=votes),
+    }
+    forms.update(bound)
+    # Section 5 sits below sections 2-4 (whose forms cannot nest in the texts form) but saves
+    # with it: it autosaves on its own, sending the texts form along.
+    forms["texts_form"].fields["game_report"].widget.attrs.update(
+        {
+            "hx-post": reverse("downtime_save", args=[membership.chronicle.slug, character.pk]),
+            "hx-trigger": "input changed delay:800ms",
+            "hx-target": "#save-status",
+            "hx-swap": "outerHTML",
+            "hx-include": "#texts",
+        }
+    )
+    return _page(
+        request,
+        TEMPLATE,
+        membership,
+        status=status,
+        items=items,
+        influence_left=left,
+        loans_out=loans_out,
+        loans_in=services.loans_to_confirm(character=character, cycle=cycle),
+        **context,
+        **forms,
+    )
+
+
+def refusals_shown(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A refusal no form could show (the deadline passed while the page was open) comes back
+    as a message on the page, never an error page."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, slug: str, character_id: int, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, slug, character_id, **kwargs)
+        except ValidationError as exc:
+            text = " ".join(exc.messages)
+            if request.htmx:  # type: ignore[attr-defined]
+                # 200: htmx swaps no 4xx answer, and the player must read why nothing saved.
+                membership = chronicle_access.membership_for(request.user, slug)
+                return _page(request, "downtimes/submission_saved.html", membership, error=text)
+            messages.error(request, text)
+            return redirect("downtime_character", slug=slug, character_id=character_id)
+
+    return wrapped
+
+
+def _back(slug: str, character: Character, anchor: str = "") -> HttpResponse:
+    response = redirect("downtime_character", slug=slug, character_id=character.pk)
+    response["Location"] += f"#{anchor}" if anchor else ""
+    return response
+
+
+# --- Pages -------------------------------------------------------------------------------------
 
 
 @login_required
+@require_GET
 def downtime_home(request: HttpRequest, slug: str) -> HttpResponse:
+    """Pick a character (straight to it when there is one); staff see the submissions."""
     membership = chronicle_access.membership_for(request.user, slug)
-    return _page(request, "havens/placeholder.html", membership, title="Downtime")
+    characters = list(_own_characters(membership))
+    if len(characters) == 1 and not chronicle_access.is_staff(membership):
+        return _back(slug, characters[0])
+    cycle = page_cycle(membership, timezone.now())
+    submissions: list[Submission] = []
+    if chronicle_access.is_staff(membership) and cycle is not None:
+        submissions = list(
+            access.submissions_visible_to(membership)
+            .filter(cycle=cycle)
+            .select_related("character", "player")
+        )
+    return _page(
+        request,
+        "downtimes/submission_home.html",
+        membership,
+        characters=characters,
+        cycle=cycle,
+        submissions=submissions,
+    )
 
 
-urlpatterns = [path("downtime/", downtime_home, name="downtime_home")]
+@login_required
+@require_GET
+def downtime_character(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = _own_character(membership, character_id)
+    return _render(request, membership, character)
+
+
+@login_required
+@require_GET
+def submission_read(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """A submission read-only: its player's or, for staff, anyone's (404 otherwise)."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    submission = access.submission_for(membership, pk)
+    return _page(
+        request,
+        "downtimes/submission_read.html",
+        membership,
+        submission=submission,
+        items=list(submission.items.select_related("target_structure", "lender")),
+        votes=services.vote_choices(submission),
+    )
+
+
+@login_required
+@require_POST
+@refusals_shown
+def downtime_save(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    """Sections 1 and 5. htmx: answers the save status only; without JS: back to the page."""
+    membership, character, submission = _edit(request, slug, character_id)
+    form = TextsForm(request.POST)
+    error = ""
+    if form.is_valid():
+        try:
+            submission = services.submission_save(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                notes=form.cleaned_data["notes"],
+                game_report=form.cleaned_data["game_report"],
+                version=form.cleaned_data["version"],
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+            error = " ".join(exc.messages)
+    else:
+        error = "Could not save: reload the page."
+    if request.htmx:  # type: ignore[attr-defined]
+        # Always 200: htmx would drop a 4xx answer and the refusal would never reach
+        # #save-status; the fragment itself says nothing was saved.
+        return _page(
+            request,
+            "downtimes/submission_saved.html",
+            membership,
+            submission=submission,
+            error=error,
+        )
+    if error:
+        return _render(request, membership, character, status=400, texts_form=form)
+    messages.success(request, "Draft saved.")
+    return _back(slug, character, "texts")
+
+
+@login_required
+@require_POST
+@refusals_shown
+def downtime_submit(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = TextsForm(request.POST)
+    by = chronicle_access.acting_user(request.user)
+    try:
+        if form.is_valid():
+            submission = services.submission_save(
+                submission=submission,
+                by=by,
+                notes=form.cleaned_data["notes"],
+                game_report=form.cleaned_data["game_report"],
+                version=form.cleaned_data["version"],
+            )
+        services.submission_submit(submission=submission, by=by)
+    except ValidationError as exc:
+        _show_errors(form, exc)
+        return _render(request, membership, character, status=400, texts_form=form)
+    messages.success(request, "Downtime submitted; a receipt is on its way by e-mail.")
+    return _back(slug, character)
+
+
+@login_required
+@require_POST
+@refusals_shown
+def action_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = InfluenceActionForm(
+        request.POST,
+        structures=_structures_for_player(membership),
+        lenders=_lenders(character, submission.cycle),
+    )
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            services.influence_action_add(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                influence=data["influence"],
+                points=data["points"],
+                action=data["action"],
+                target_name=data["target_name"],
+                target_structure=data["target_structure"],
+                target_text=data["target_text"],
+                description=data["description"],
+                lender=data["lender"],
+                key=data["key"],
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, "Influence action added.")
+            return _back(slug, character, "influence")
+    return _render(request, membership, character, status=400, action_form=form)
+
+
+@login_required
+@require_POST
+@refusals_shown
+def item_withdraw(request: HttpRequest, slug: str, character_id: int, item_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    if not 0 < item_id <= MAX_ID:
+        raise Http404("No such item.")
+    item = submission.items.filter(pk=item_id).first()
+    if item is None:
+        raise Http404("No such item.")
+    try:
+        services.item_withdraw(item=item, by=chronicle_access.acting_user(request.user))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Withdrawn.")
+    return _back(slug, character)
+
+
+@login_required
+@require_POST
+@refusals_shown
+def loan_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = LoanForm(request.POST)
+    if form.is_valid():
+        try:
+            services.loan_request(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                **form.cleaned_data,
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, "Loan asked for; it counts once the lender confirms.")
+            return _back(slug, character, "influence")
+    return _render(request, membership, character, status=400, loan_form=form)
+
+
+@login_required
+@require_POST
+@refusals_shown
+def loan_confirm(request: HttpRequest, slug: str, character_id: int, loan_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    if not 0 < loan_id <= MAX_ID:
+        raise Http404("No such loan.")
+    loan = InfluenceLoan.objects.filter(pk=loan_id, lender=character).first()
+    if loan is None:
+        raise Http404("No such loan.")
+    try:
+        services.loan_confirm(loan=loan, by=chronicle_access.acting_user(request.user))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Loan confirmed.")
+    return _back(slug, character, "influence")
+
+
+@login_required
+@require_POST
+@refusals_shown
+def purchase_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = DowntimePurchaseForm(request.POST, character=character, membership=membership)
+    if form.is_valid():
+        try:
+            services.purchase_add(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                note=form.cleaned_data.get("note") or "",
+                **form.service_kwargs(),
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, "Purchase asked for; it waits for an ST's sign-off.")
+            return _back(slug, character, "xp")
+    return _render(request, membership, character, status=400, purchase_form=form)
+
+
+@login_required
+@require_GET
+def purchase_preview(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    """htmx: the cost and every problem as the player types (XP-01); writes nothing."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = _own_character(membership, character_id)
+    form = DowntimePurchaseForm(request.GET, character=character, membership=membership)
+    quote = None
+    if form.is_valid():
+        quote = purchase_quote(character=character, **form.service_kwargs())
+    return _page(
+        request,
+        "characters/purchase_preview.html",
+        membership,
+        character=character,
+        form=form,
+        quote=quote,
+    )
+
+
+@login_required
+@require_POST
+@refusals_shown
+def power_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = PowerForm(request.POST)
+    if form.is_valid():
+        try:
+            services.power_add(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                **form.cleaned_data,
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, "Special power added.")
+            return _back(slug, character, "powers")
+    return _render(request, membership, character, status=400, power_form=form)
+
+
+@login_required
+@require_POST
+@refusals_shown
+def votes_save(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
+    membership, character, submission = _edit(request, slug, character_id)
+    form = VotesForm(request.POST)
+    if form.is_valid():
+        try:
+            services.votes_save(
+                submission=submission,
+                by=chronicle_access.acting_user(request.user),
+                picks=form.picks(),
+            )
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, "Votes saved.")
+            return _back(slug, character, "votes")
+    return _render(request, membership, character, status=400, votes_form=form)
+
+
+urlpatterns = [
+    path("downtime/", downtime_home, name="downtime_home"),
+    path("downtime/<int:character_id>/", downtime_character, name="downtime_character"),
+    path("downtime/<int:character_id>/save/", downtime_save, name="downtime_save"),
+    path("downtime/<int:character_id>/submit/", downtime_submit, name="downtime_submit"),
+    path("downtime/<int:character_id>/actions/", action_add, name="downtime_action_add"),
+    path(
+        "downtime/<int:character_id>/items/<int:item_id>/withdraw/",
+        item_withdraw,
+        name="downtime_item_withdraw",
+    ),
+    path("downtime/<int:character_id>/loans/", loan_add, name="downtime_loan_add"),
+    path(
+        "downtime/<int:character_id>/loans/<int:loan_id>/confirm/",
+        loan_confirm,
+        name="downtime_loan_confirm",
+    ),
+    path("downtime/<int:character_id>/purchases/", purchase_add, name="downtime_purchase_add"),
+    path(
+        "downtime/<int:character_id>/purchases/preview/",
+        purchase_preview,
+        name="downtime_purchase_preview",
+    ),
+    path("downtime/<int:character_id>/powers/", power_add, name="downtime_power_add"),
+    path("downtime/<int:character_id>/votes/", votes_save, name="downtime_votes_save"),
+    path("downtime/submissions/<int:pk>/", submission_read, name="downtime_submission"),
+]

@@ -200,3 +200,65 @@ def test_player_serializers_of_downtimes_carry_no_st_fields() -> None:
         fields = getattr(getattr(serializer, "Meta", None), "fields", None) or []
         declared = getattr(serializer, "_declared_fields", {})
         assert "st_notes" not in fields and "st_notes" not in declared, name
+
+
+# --- Review fixes: invalid filters, withdrawn items, XP purchases, odd cycle numbers -------------
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("kind=power&character=999999", "character"),
+        ("kind=power&character=%C2%B2", "character"),
+        ("assignee=12345", "assignee"),
+        ("status=bogus", "status"),
+    ],
+)
+def test_an_invalid_filter_is_a_400_never_a_wider_set(
+    world: Any, alice: Character, query: str, field: str
+) -> None:
+    make_item(world.game.cycle, alice, kind="power", action="", power="ritual")
+    make_item(world.game.cycle, alice)
+    client = world.client("storyteller")
+    approve = client.post(
+        f"{BASE}bulk-approve/?{query}", {"game": 1}, content_type="application/json"
+    )
+    assert approve.status_code == 400
+    assert field in approve.json()["error"]["fields"]
+    assert set(DeskItem.objects.values_list("status", "version")) == {("new", 1)}
+    listing = client.get(f"{BASE}?{query}")
+    assert listing.status_code == 400 and field in listing.json()["error"]["fields"]
+
+
+def test_bulk_approve_leaves_withdrawn_items_and_purchases_and_patch_refuses(
+    world: Any, alice: Character
+) -> None:
+    live = make_item(world.game.cycle, alice)
+    withdrawn = make_item(world.game.cycle, alice, withdrawn_at=NOW)
+    purchase = make_item(
+        world.game.cycle, alice, kind="purchase", action="", influence="", points=0
+    )
+    client = world.client("storyteller")
+    done = client.post(f"{BASE}bulk-approve/", {"game": 1}, content_type="application/json")
+    assert done.json() == {"updated": 1, "skipped": 2}
+    statuses = dict(DeskItem.objects.values_list("pk", "status"))
+    assert statuses == {live.pk: "approved", withdrawn.pk: "new", purchase.pk: "new"}
+    for item, words in (
+        (withdrawn, "The player withdrew this item"),
+        (purchase, "Sign off XP purchases on the purchase queue (XP-01)."),
+    ):
+        refused = client.patch(
+            f"{BASE}{item.pk}/",
+            {"version": 1, "status": "approved"},
+            content_type="application/json",
+        )
+        assert refused.status_code == 400
+        assert words in refused.json()["error"]["fields"]["status"][0]
+    assert DeskItem.objects.get(pk=withdrawn.pk).status == "new"
+
+
+@pytest.mark.parametrize("game", ["²", "x", "0", "9" * 30])
+def test_odd_cycle_numbers_are_404_never_500(world: Any, game: str) -> None:
+    client = world.client("storyteller")
+    client.raise_request_exception = False
+    assert client.get(BASE, {"game": game}).status_code == 404

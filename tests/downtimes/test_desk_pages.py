@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from django.core import mail
 from django.urls import reverse
 
-from characters.models import Character
+from characters.models import Character, XpPurchase
 from downtimes.models import DeskItem, ItemKind
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("postgres")]
@@ -310,3 +311,97 @@ def test_desk_page_query_count_does_not_grow(
             desk_url(world), {"status": "new", "assignee": "me"}, HTTP_HX_REQUEST="true"
         )
     assert response.status_code == 200
+
+
+# --- Review fixes: invalid filters, withdrawn items, XP purchases, odd cycle numbers -------------
+
+
+def test_bulk_approve_with_an_invalid_filter_is_refused(world: Any, alice: Character) -> None:
+    power = make_item(world.game.cycle, alice, kind="power", action="", power="ritual")
+    influence = make_item(world.game.cycle, alice)
+    client = world.client("storyteller")
+    url = reverse("desk_bulk_approve", args=[world.chronicle.slug])
+    for bad in ({"assignee": "12345"}, {"character": "999999"}, {"status": "bogus"}):
+        response = client.post(url, {"game": 1, "kind": "power", "confirm": "on", **bad})
+        assert response.status_code == 400
+        body = response.content.decode()
+        assert "Nothing was approved: fix the filters marked below first." in body
+        assert "Select a valid choice" in body
+        assert set(DeskItem.objects.values_list("status", "version")) == {("new", 1)}
+    assert {power.pk, influence.pk} == set(DeskItem.objects.values_list("pk", flat=True))
+
+
+def test_the_list_shows_invalid_filters_and_applies_only_the_valid_ones(
+    world: Any, alice: Character
+) -> None:
+    make_item(world.game.cycle, alice, kind="power", action="", power="ritual", description="Rite")
+    make_item(world.game.cycle, alice, description="Ask around the docks.")
+    client = world.client("storyteller")
+    body = client.get(desk_url(world), {"game": 1, "kind": "power", "character": "999999"})
+    assert body.status_code == 200
+    text = body.content.decode()
+    assert 'id="filter-errors"' in text and "Character: Select a valid choice" in text
+    assert "has-error" in text  # beside the field too
+    assert "Rite" in text and "Ask around the docks." not in text
+    # No bulk approval of a set the ST did not mean.
+    assert reverse("desk_bulk_approve", args=[world.chronicle.slug]) not in text
+    assert "Fix the filters to approve in bulk." in text
+
+
+def test_withdrawn_badge_and_refusal_on_the_item_page(world: Any, alice: Character) -> None:
+    item = make_item(world.game.cycle, alice, withdrawn_at=NOW)
+    client = world.client("storyteller")
+    listing = client.get(desk_url(world), {"game": 1}).content.decode()
+    assert 'data-badge="withdrawn">Withdrawn<' in listing
+    url = reverse("desk_item", args=[world.chronicle.slug, item.pk])
+    assert 'data-badge="withdrawn"' in client.get(url).content.decode()
+    response = client.post(url, {"status": "approved", "assignee": "", "version": 1})
+    assert response.status_code == 400
+    assert "The player withdrew this item" in response.content.decode()
+    item.refresh_from_db()
+    assert (item.status, item.version) == ("new", 1)
+
+
+def test_xp_purchase_links_to_the_purchase_queue_and_is_not_approved_here(
+    world: Any, alice: Character
+) -> None:
+    purchase = XpPurchase.objects.create(
+        character=alice,
+        kind="willpower",
+        cycle=world.game.cycle,
+        cost=Decimal("3"),
+        requested_by=world.users["player_alice"],
+        requested_at=NOW,
+    )
+    item = make_item(
+        world.game.cycle,
+        alice,
+        kind="purchase",
+        action="",
+        influence="",
+        points=0,
+        purchase=purchase,
+    )
+    decide = reverse("purchase_decide", args=[world.chronicle.slug, purchase.pk])
+    client = world.client("storyteller")
+    assert decide in client.get(desk_url(world), {"game": 1}).content.decode()
+    url = reverse("desk_item", args=[world.chronicle.slug, item.pk])
+    assert decide in client.get(url).content.decode()
+    response = client.post(url, {"status": "approved", "assignee": "", "version": 1})
+    assert response.status_code == 400
+    assert "Sign off XP purchases on the purchase queue (XP-01)." in response.content.decode()
+    bulk = reverse("desk_bulk_approve", args=[world.chronicle.slug])
+    client.post(bulk, {"game": 1, "confirm": "on"})
+    item.refresh_from_db()
+    purchase.refresh_from_db()
+    assert (item.status, purchase.status) == ("new", "requested")
+
+
+@pytest.mark.parametrize("game", ["²", "١٢", "9" * 30, "-1", "1.0"])
+def test_odd_cycle_numbers_are_404_never_500(world: Any, game: str) -> None:
+    client = world.client("storyteller")
+    client.raise_request_exception = False
+    assert client.get(desk_url(world), {"game": game}).status_code == 404
+    for name in ("desk_release", "desk_bulk_approve", "desk_remind", "desk_at_game"):
+        response = client.post(reverse(name, args=[world.chronicle.slug]), {"game": game})
+        assert response.status_code == 404, name

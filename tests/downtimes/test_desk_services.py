@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -12,7 +13,7 @@ from django.core import mail
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from characters.models import Character, InfluenceSpend
+from characters.models import Character, InfluenceSpend, XpPurchase
 from characters.services.influence import influence_left
 from chronicle import services as chronicle_services
 from downtimes.models import DeskItem, Submission
@@ -414,3 +415,120 @@ def test_reminder_mail_sends_once_a_day_and_skips_who_submitted(
             cycle=cycle, characters=[alice], by=st, now=NOW + dt.timedelta(days=1)
         )
     assert tomorrow == 1
+
+
+# --- Review fixes: withdrawn items, XP purchases, results edited after release ------------------
+
+
+def make_purchase_item(world: Any, character: Character) -> DeskItem:
+    """The desk row of an XP purchase, as the downtime form files it (with its XpPurchase)."""
+    purchase = XpPurchase.objects.create(
+        character=character,
+        kind="willpower",
+        cycle=world.game.cycle,
+        cost=Decimal("3"),
+        requested_by=world.users["player_alice"],
+        requested_at=NOW,
+    )
+    return make_item(
+        world.game.cycle,
+        character,
+        kind="purchase",
+        action="",
+        influence="",
+        points=0,
+        purchase=purchase,
+        description="Willpower",
+    )
+
+
+@pytest.mark.parametrize("status", ["approved", "rejected", "in_progress", "resolved"])
+def test_a_withdrawn_item_keeps_its_status(world: Any, alice: Character, status: str) -> None:
+    item = make_item(world.game.cycle, alice, withdrawn_at=NOW)
+    st = world.users["storyteller"]
+    with pytest.raises(ValidationError) as refused:
+        services.desk_item_update(item=item, by=st, version=1, status=status, now=NOW)
+    assert refused.value.message_dict == {"status": [services.WITHDRAWN]}
+    item.refresh_from_db()
+    assert (item.status, item.version) == ("new", 1)
+    # Notes still work: the STs may record why it was withdrawn.
+    noted = services.desk_item_update(item=item, by=st, version=1, st_notes="Withdrawn.")
+    assert (noted.status, noted.st_notes, noted.version) == ("new", "Withdrawn.", 2)
+
+
+@pytest.mark.parametrize("status", ["approved", "rejected"])
+def test_an_xp_purchase_is_decided_on_the_purchase_queue(
+    world: Any, alice: Character, status: str
+) -> None:
+    item = make_purchase_item(world, alice)
+    st = world.users["storyteller"]
+    with pytest.raises(ValidationError) as refused:
+        services.desk_item_update(item=item, by=st, version=1, status=status, now=NOW)
+    assert refused.value.message_dict == {
+        "status": ["Sign off XP purchases on the purchase queue (XP-01)."]
+    }
+    item.refresh_from_db()
+    assert (item.status, item.version) == ("new", 1)
+    assert XpPurchase.objects.get().status == "requested"
+    # The desk still tracks it (in progress, notes).
+    moved = services.desk_item_update(item=item, by=st, version=1, status="in_progress")
+    assert moved.status == "in_progress"
+
+
+def test_bulk_approve_skips_withdrawn_items_and_xp_purchases(world: Any, alice: Character) -> None:
+    cycle = world.game.cycle
+    live = make_item(cycle, alice)
+    withdrawn = make_item(cycle, alice, withdrawn_at=NOW)
+    purchase = make_purchase_item(world, alice)
+    done = services.desk_bulk_update(
+        cycle=cycle,
+        by=world.users["storyteller"],
+        status="approved",
+        items=DeskItem.objects.filter(cycle=cycle),
+        now=NOW,
+    )
+    assert done == {"updated": 1, "skipped": 2}
+    statuses = dict(DeskItem.objects.values_list("pk", "status"))
+    assert statuses == {live.pk: "approved", withdrawn.pk: "new", purchase.pk: "new"}
+    assert DeskItem.objects.get(pk=withdrawn.pk).version == 1
+
+
+def test_release_leaves_withdrawn_items_out(world: Any, alice: Character) -> None:
+    cycle = world.game.cycle
+    kept = make_item(cycle, alice, status="resolved", result="You learn X.")
+    gone = make_item(cycle, alice, status="resolved", result="Never read.", withdrawn_at=NOW)
+    assert services.desk_release(cycle=cycle, by=world.users["storyteller"], now=NOW) == 1
+    released = dict(DeskItem.objects.values_list("pk", "released_at"))
+    assert released == {kept.pk: NOW, gone.pk: None}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"result": "DRAFT: maybe she is staked"}, id="result"),
+        pytest.param({"status": "in_progress"}, id="status"),
+    ],
+)
+def test_a_released_result_changed_waits_for_the_next_release(
+    world: Any, alice: Character, change: dict[str, str]
+) -> None:
+    cycle = world.game.cycle
+    st = world.users["storyteller"]
+    item = make_item(cycle, alice, status="resolved", result="You learn X.")
+    services.desk_release(cycle=cycle, by=st, now=NOW)
+    item.refresh_from_db()
+    edited = services.desk_item_update(item=item, by=st, version=item.version, **change)
+    assert edited.released_at is None
+    item.refresh_from_db()
+    assert item.released_at is None
+    # Notes and assignment are the STs' own: the release stands.
+    released = make_item(cycle, alice, status="resolved", result="Y.", released_at=NOW)
+    kept = services.desk_item_update(
+        item=released, by=st, version=1, st_notes="Follow up next cycle.", assignee=st
+    )
+    assert kept.released_at == NOW
+    if change.get("status") != "in_progress":
+        later = NOW + dt.timedelta(days=1)
+        assert services.desk_release(cycle=cycle, by=st, now=later) == 1
+        item.refresh_from_db()
+        assert (item.released_at, item.result) == (later, change["result"])

@@ -54,11 +54,11 @@ def test_vote_tally_api_worked_example(
     body = world.client("admin").get(TALLY, {"cycle": world.game.number}).json()
     assert body["game"] == world.game.number and body["count_error"] == ""
     assert sorted((a["name"], a["xp"]) for a in body["awards"]) == [
-        ("p1", 3),
-        ("p4", 3),
-        ("p5", 3),
-        ("p7", 3),
-        ("p8", 3),
+        ("p1", "3.0"),
+        ("p4", "3.0"),
+        ("p5", "3.0"),
+        ("p7", "3.0"),
+        ("p8", "3.0"),
     ]
     roleplay = next(c for c in body["categories"] if c["category"] == "roleplaying")
     assert [(r["name"], r["votes"], r["winner"]) for r in roleplay["rows"]] == [
@@ -142,3 +142,22 @@ def test_report_picks_api_unknown_submission(world: World, voting: Voting) -> No
         )
         assert response.status_code == 400
         assert "submission" in response.json()["error"]["fields"]
+
+
+def test_vote_tally_api_awards_keep_a_decimal_setting(
+    world: World, voting: Voting, worked_example: dict[str, Any]
+) -> None:
+    world.chronicle.house_rule_overrides = {"vote_award_xp": "2.5"}
+    world.chronicle.save(update_fields=["house_rule_overrides"])
+    body = world.client("admin").get(TALLY, {"cycle": world.game.number}).json()
+    assert {a["xp"] for a in body["awards"]} == {"2.5"}
+
+
+@pytest.mark.parametrize("url", [TALLY, PICKS])
+@pytest.mark.parametrize("bad", ["²", "١٢", "9" * 30])
+def test_odd_cycle_numbers_are_404_never_500(world: World, url: str, bad: str) -> None:
+    client = world.client("admin")
+    client.raise_request_exception = False
+    response = client.get(url, {"cycle": bad})
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.urls import URLPattern, URLResolver, get_resolver
 
 from characters.models import InfluenceSpend, Status
 from havens.models import (
@@ -44,6 +42,7 @@ from havens.models import (
     Structure,
     StructureStatus,
 )
+from tests import crawl
 
 pytestmark = pytest.mark.django_db
 
@@ -90,35 +89,6 @@ PERSONAS = [
     "other_storyteller",
 ]
 NOW = dt.datetime(2024, 3, 12, 20, 0, tzinfo=dt.UTC)
-
-
-def _patterns(resolver: URLResolver, prefix: str = "") -> Iterator[tuple[str, URLPattern]]:
-    for entry in resolver.url_patterns:
-        route = prefix + str(entry.pattern)
-        if isinstance(entry, URLResolver):
-            yield from _patterns(entry, route)
-        else:
-            yield route, entry
-
-
-def _params(route: str) -> list[str]:
-    return re.findall(r"<(?:\w+:)?(\w+)>", route) + re.findall(r"\(\?P<(\w+)>", route)
-
-
-def _fill(route: str, values: dict[str, str]) -> str | None:
-    path = route.lstrip("^").rstrip("$")
-    path = re.sub(r"\\\.\(\?P<format>[^)]*\)/?", "", path)
-    if "format" in path:
-        return None
-
-    def converter(match: re.Match[str]) -> str:
-        return values.get(match.group(1), "\0")
-
-    path = re.sub(r"<(?:\w+:)?(\w+)>", converter, path)
-    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", converter, path)
-    if "\0" in path or "(" in path or "\\" in path:
-        return None
-    return "/" + path
 
 
 def _spend(character: Any, cycle: Any, points: int, key: str) -> InfluenceSpend:
@@ -302,22 +272,7 @@ def seeded(world: Any, make_character: Any) -> dict[str, Any]:
 def _all_paths(world: Any, seeded: dict[str, Any]) -> set[str]:
     """Every GET-able path of the project, each id parameter filled with every seeded id."""
     ids = sorted({str(obj.pk) for obj in seeded.values()})
-    paths: set[str] = set()
-    for route, _pattern in _patterns(get_resolver()):
-        if route.startswith(("admin/", "accounts/")):
-            continue
-        names = [n for n in _params(route) if n not in ("slug", "format")]
-        fills: list[dict[str, str]] = [{}]
-        for name in names:
-            choices = [str(world.game.number)] if name == "number" else ids
-            if name == "action":
-                choices = ["transfer"]
-            fills = [dict(f, **{name: c}) for f in fills for c in choices]
-        for fill in fills[:400]:
-            path = _fill(route, {"slug": world.chronicle.slug, **fill})
-            if path is not None:
-                paths.add(path)
-    return paths
+    return crawl.all_paths(world.chronicle.slug, ids, world.game.number)
 
 
 def test_markers_appear_only_where_they_belong(world: Any, seeded: dict[str, Any]) -> None:
@@ -366,14 +321,14 @@ def test_a_haven_not_yours_answers_like_one_that_does_not_exist(
     missing = str(max(obj.pk for obj in seeded.values()) + 1000)
     client = world.client(persona)
     compared = 0
-    for route, _pattern in _patterns(get_resolver()):
-        names = [n for n in _params(route) if n not in ("slug", "format")]
+    for route, _pattern in crawl.patterns():
+        names = [n for n in crawl.params(route) if n not in ("slug", "format")]
         if not names or "haven" not in route and "structure" not in route:
             continue
         filled = {name: secret for name in names}
-        path_secret = _fill(route, {"slug": world.chronicle.slug, **filled})
+        path_secret = crawl.fill(route, {"slug": world.chronicle.slug, **filled})
         filled = {name: missing for name in names}
-        path_missing = _fill(route, {"slug": world.chronicle.slug, **filled})
+        path_missing = crawl.fill(route, {"slug": world.chronicle.slug, **filled})
         if path_secret is None or path_missing is None:
             continue
         for method in ("get", "post"):

@@ -158,9 +158,10 @@ def build(world: Any, make_character: Any, make_npc: Any) -> Any:
 # (persona, url, queries). Every page starts with session, user, membership (+ chronicle) and
 # the header's memberships (4); every endpoint with session, user, membership (3).
 CASES = [
-    # 4 + own characters; open cycle; influence spent; searches; their searchers (prefetch);
-    # released found locations; finds; attacks; the search, join and attack forms' choices (3).
-    pytest.param("player_bob", "/c/nightfall/searches/", 15, id="page-search-list-player"),
+    # 4 + own characters; open cycle; influence spent and loans (INF-03); searches; their
+    # searchers (prefetch); released found locations; finds; attacks; the search, join and
+    # attack forms' choices (3).
+    pytest.param("player_bob", "/c/nightfall/searches/", 16, id="page-search-list-player"),
     # 4 + game (+ cycle); searches; searchers; preview (searchers, target structures, owners,
     # active kinds); results; attacks; attack arithmetic (attributes); characters; the
     # at-game form's target and searcher selects.

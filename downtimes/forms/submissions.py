@@ -1,0 +1,154 @@
+"""The player's downtime forms (DT-02): their shape only; the services check the rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.db.models import QuerySet
+
+from characters import rules as character_rules
+from characters.forms.purchases import PurchaseForm
+from characters.models import Character
+from havens.models import Structure
+
+from .. import rules
+from ..models import ActionKind, PowerKind
+
+INFLUENCE_CHOICES = [(name, name.title()) for name in character_rules.INFLUENCE_TYPES]
+TEXTAREA = {"rows": 3}
+
+
+class TextsForm(forms.Form):
+    """Sections 1 and 5: saved as the player types (autosave) and by the Save button."""
+
+    notes = forms.CharField(
+        label="Anything the STs should know about you this month",
+        required=False,
+        widget=forms.Textarea(attrs=TEXTAREA),
+    )
+    game_report = forms.CharField(
+        label="Game report",
+        required=False,
+        # Section 5 sits below sections 2-4 on the page but belongs to the texts form.
+        widget=forms.Textarea(attrs={"rows": 6, "form": "texts"}),
+        help_text="Kept apart from the rest; the STs may publish a sanitized copy (DT-05).",
+    )
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+
+class KeyedForm(forms.Form):
+    # A fresh token per page load: a double click or a re-sent POST adds one item.
+    key = forms.CharField(widget=forms.HiddenInput, max_length=64)
+
+
+class InfluenceActionForm(KeyedForm):
+    action = forms.ChoiceField(label="What the influence does", choices=ActionKind.choices)
+    influence = forms.ChoiceField(label="Influence type", choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label="Points", min_value=1, max_value=50, initial=1)
+    target_structure = forms.ModelChoiceField(
+        label="Haven",
+        queryset=Structure.objects.none(),
+        required=False,
+        help_text="For building, repairing (your havens) or attacking (havens you found).",
+    )
+    target_name = forms.CharField(
+        label="Target character (their name)",
+        max_length=120,
+        required=False,
+        help_text="For a search, an attack on someone's influence or an investigation.",
+    )
+    target_text = forms.CharField(label="Other target", max_length=300, required=False)
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs=TEXTAREA)
+    )
+    lender = forms.ModelChoiceField(
+        label="Borrowed from",
+        queryset=Character.objects.none(),
+        required=False,
+        help_text="Only lenders you asked below; their points count once they confirm (INF-03).",
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        structures: QuerySet[Structure],
+        lenders: QuerySet[Character],
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("auto_id", "action_%s")
+        super().__init__(*args, **kwargs)
+        field = self.fields["target_structure"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = structures
+        lender = self.fields["lender"]
+        assert isinstance(lender, forms.ModelChoiceField)
+        lender.queryset = lenders
+
+
+class LoanForm(forms.Form):
+    # Several forms share one page: each gets its own ids, so every label finds its field.
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "loan_%s")
+        super().__init__(*args, **kwargs)
+
+    lender_name = forms.CharField(label="Lender (their character's name)", max_length=120)
+    influence = forms.ChoiceField(label="Influence type", choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label="Points", min_value=1, max_value=50, initial=1)
+
+
+class DowntimePurchaseForm(PurchaseForm):
+    """The characters app's purchase form, in downtime only (DIS-08)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "purchase_%s")
+        super().__init__(*args, **kwargs)
+        self.fields.pop("moment", None)
+
+    def service_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "kind": data["kind"],
+            "discipline": data.get("discipline") or "",
+            "levels": [data["level"]] if data.get("level") else [],
+            "target": data.get("target") or "",
+            "quantity": data["quantity"],
+            "teacher_name": data.get("teacher_name") or "",
+        }
+
+
+class PowerForm(KeyedForm):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "power_%s")
+        super().__init__(*args, **kwargs)
+
+    power = forms.ChoiceField(label="Kind of power", choices=PowerKind.choices)
+    target_name = forms.CharField(
+        label="Target character, if any",
+        max_length=120,
+        required=False,
+        help_text="Only Conditioning, requests to a thrall and torpor holds may touch another "
+        "character (DIS-09).",
+    )
+    description = forms.CharField(
+        label="What you do", widget=forms.Textarea(attrs=TEXTAREA), required=True
+    )
+
+
+class VotesForm(forms.Form):
+    """Section 6: one pick per category, as names (DT-06)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for category in rules.IN_CHARACTER_CATEGORIES:
+            self.fields[category] = forms.CharField(
+                label=f"Most {category} (a character's name)", max_length=120, required=False
+            )
+        for category in rules.OUT_OF_CHARACTER_CATEGORIES:
+            label = "Excellent roleplaying" if category == "roleplaying" else "Best costume"
+            self.fields[category] = forms.CharField(
+                label=f"{label} (a player's username)", max_length=150, required=False
+            )
+
+    def picks(self) -> dict[str, str]:
+        return {category: self.cleaned_data.get(category) or "" for category in rules.CATEGORIES}
