@@ -19,7 +19,14 @@ from django.db import transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 
-from characters.models import Approval, Character, SpendMoment, Status
+from characters.models import (
+    Approval,
+    Character,
+    PurchaseStatus,
+    SpendMoment,
+    Status,
+    XpPurchase,
+)
 from characters.services.influence import influence_spend
 from characters.services.notify import notify
 from chronicle.access import STAFF_ROLES
@@ -377,3 +384,30 @@ def reminder_mail(
                 now=now,
             )
     return sent
+
+
+# --- XP purchases decided on the purchase queue (XP-01) ----------------------------------------
+
+# The desk item of a purchase filed from a downtime mirrors the purchase's decision, which is
+# taken on the purchase queue (the characters app cannot reach the desk: it sits a floor down).
+PURCHASE_DESK_STATUS: dict[str, str] = {
+    PurchaseStatus.APPROVED: DeskStatus.APPROVED,
+    PurchaseStatus.REJECTED: DeskStatus.REJECTED,
+}
+
+
+def desk_follow_purchase(*, purchase: XpPurchase, now: dt.datetime | None = None) -> int:
+    """Bring the purchase's desk item in line with its sign-off or withdrawal; returns the
+    rows changed (0 when already in line, so a re-save changes nothing)."""
+    now = now or timezone.now()
+    items = DeskItem.objects.filter(purchase_id=purchase.pk)
+    if purchase.status == PurchaseStatus.WITHDRAWN:
+        return items.filter(withdrawn_at__isnull=True).update(
+            withdrawn_at=now, updated_at=now, version=F("version") + 1
+        )
+    status = PURCHASE_DESK_STATUS.get(purchase.status)
+    if status is None:
+        return 0
+    return items.exclude(status=status).update(
+        status=status, updated_at=now, version=F("version") + 1
+    )

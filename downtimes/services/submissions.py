@@ -43,6 +43,7 @@ from characters.services.influence import (
 from characters.services.notify import notify
 from characters.services.purchases import purchase_request, purchase_withdraw
 from chronicle.models import Cycle, CycleStatus, Membership, Role
+from chronicle.services import current_downtime
 from havens.models import (
     Find,
     Ownership,
@@ -133,6 +134,14 @@ def _writable(submission: Submission, by: User, now: dt.datetime) -> Submission:
     locked = _lock(submission)
     _require_player(by, locked.character)
     _require_open(locked.cycle, now)
+    # Spends, searches and purchases land in the current downtime (INF-03, DIS-08): a
+    # submission of an earlier cycle still open (a game came before its deadline) is closed to
+    # changes, or its items and their spends would sit in different cycles.
+    current = current_downtime(locked.cycle.chronicle, now=now)
+    if current is None or current.pk != locked.cycle_id:
+        raise ValidationError(
+            "A later game has started the next downtime: this one can no longer be changed (DT-01)."
+        )
     return locked
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ import time_machine
 from django.core import mail
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from characters.models import Character, InfluenceSpend, Notification
+from characters.models import Character, InfluenceSpend, Notification, XpKind
+from characters.services import ledger, purchases
 from characters.services.influence import influence_left
 from chronicle import services as chronicle_services
 from downtimes.models import DeskItem, Submission, SubmissionStatus, Vote
@@ -441,3 +443,66 @@ def test_building_on_ones_own_haven_pays_into_its_project(
         key="b1",
     )
     assert item.haven_project is not None and item.spend is not None
+
+
+# --- XP purchases from the downtime, and the current downtime (second review) -----------------
+
+
+def _xp(world: Any, player: str, amount: int) -> None:
+    ledger.xp_entry_add(
+        chronicle=world.chronicle,
+        player_id=world.users[player].pk,
+        amount=Decimal(amount),
+        kind=XpKind.AWARD,
+        reason="Game 1",
+        key=f"seed:{player}",
+    )
+
+
+def test_a_purchase_decided_on_the_queue_shows_on_its_desk_item(
+    world: Any, draft: Submission
+) -> None:
+    """XP-01: the sign-off happens on the purchase queue; the downtime's item follows it, so
+    neither the player nor the desk sees a decided purchase as new."""
+    _xp(world, "player_alice", 10)
+    item = services.purchase_add(
+        submission=draft,
+        by=world.users["player_alice"],
+        kind="discipline",
+        discipline="auspex",
+        levels=["1a"],
+    )
+    assert item.status == "new" and item.purchase is not None
+    purchases.purchase_approve(purchase=item.purchase, by=world.users["storyteller"])
+    item.refresh_from_db()
+    assert item.status == "approved"
+    again = services.purchase_add(
+        submission=draft,
+        by=world.users["player_alice"],
+        kind="trait",
+        target="mental",
+        quantity=1,
+    )
+    purchases.purchase_withdraw(purchase=again.purchase, by=world.users["player_alice"])
+    again.refresh_from_db()
+    assert again.withdrawn_at is not None
+
+
+def test_an_earlier_downtime_closes_once_the_next_game_is_played(
+    world: Any, draft: Submission
+) -> None:
+    """A game before the previous deadline starts the next downtime: the earlier submission
+    takes no more changes, so an item and its spend never sit in different cycles."""
+    chronicle_services.game_create(chronicle=world.chronicle, date=dt.date(2024, 3, 16))
+    later = dt.datetime(2024, 3, 17, 12, 0, tzinfo=NEW_YORK)
+    with (
+        time_machine.travel(later, tick=False),
+        pytest.raises(ValidationError, match="next downtime"),
+    ):
+        services.submission_save(
+            submission=draft,
+            by=world.users["player_alice"],
+            notes="too late",
+            game_report="",
+            version=draft.version,
+        )
