@@ -244,6 +244,31 @@ def _back(slug: str, character: Character, anchor: str = "") -> HttpResponse:
     return response
 
 
+def _section_post(
+    request: HttpRequest,
+    slug: str,
+    membership: Membership,
+    character: Character,
+    form: Form,
+    *,
+    form_name: str,
+    anchor: str,
+    done: str,
+    write: Callable[[Form], object],
+) -> HttpResponse:
+    """One section's form posted: its service writes, or the page comes back with every
+    refusal beside its field and what was typed kept."""
+    if form.is_valid():
+        try:
+            write(form)
+        except ValidationError as exc:
+            _show_errors(form, exc)
+        else:
+            messages.success(request, done)
+            return _back(slug, character, anchor)
+    return _render(request, membership, character, status=400, **{form_name: form})
+
+
 # --- Pages -------------------------------------------------------------------------------------
 
 
@@ -369,28 +394,34 @@ def action_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespon
         structures=_structures_for_player(membership),
         lenders=_lenders(character, submission.cycle),
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            services.influence_action_add(
-                submission=submission,
-                by=chronicle_access.acting_user(request.user),
-                influence=data["influence"],
-                points=data["points"],
-                action=data["action"],
-                target_name=data["target_name"],
-                target_structure=data["target_structure"],
-                target_text=data["target_text"],
-                description=data["description"],
-                lender=data["lender"],
-                key=data["key"],
-            )
-        except ValidationError as exc:
-            _show_errors(form, exc)
-        else:
-            messages.success(request, "Influence action added.")
-            return _back(slug, character, "influence")
-    return _render(request, membership, character, status=400, action_form=form)
+
+    def write(f: Form) -> object:
+        data = f.cleaned_data
+        return services.influence_action_add(
+            submission=submission,
+            by=chronicle_access.acting_user(request.user),
+            influence=data["influence"],
+            points=data["points"],
+            action=data["action"],
+            target_name=data["target_name"],
+            target_structure=data["target_structure"],
+            target_text=data["target_text"],
+            description=data["description"],
+            lender=data["lender"],
+            key=data["key"],
+        )
+
+    return _section_post(
+        request,
+        slug,
+        membership,
+        character,
+        form,
+        form_name="action_form",
+        anchor="influence",
+        done="Influence action added.",
+        write=write,
+    )
 
 
 @login_required
@@ -417,20 +448,19 @@ def item_withdraw(request: HttpRequest, slug: str, character_id: int, item_id: i
 @refusals_shown
 def loan_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
-    form = LoanForm(request.POST)
-    if form.is_valid():
-        try:
-            services.loan_request(
-                submission=submission,
-                by=chronicle_access.acting_user(request.user),
-                **form.cleaned_data,
-            )
-        except ValidationError as exc:
-            _show_errors(form, exc)
-        else:
-            messages.success(request, "Loan asked for; it counts once the lender confirms.")
-            return _back(slug, character, "influence")
-    return _render(request, membership, character, status=400, loan_form=form)
+    return _section_post(
+        request,
+        slug,
+        membership,
+        character,
+        LoanForm(request.POST),
+        form_name="loan_form",
+        anchor="influence",
+        done="Loan asked for; it counts once the lender confirms.",
+        write=lambda f: services.loan_request(
+            submission=submission, by=chronicle_access.acting_user(request.user), **f.cleaned_data
+        ),
+    )
 
 
 @login_required
@@ -458,20 +488,22 @@ def loan_confirm(request: HttpRequest, slug: str, character_id: int, loan_id: in
 def purchase_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
     form = DowntimePurchaseForm(request.POST, character=character, membership=membership)
-    if form.is_valid():
-        try:
-            services.purchase_add(
-                submission=submission,
-                by=chronicle_access.acting_user(request.user),
-                note=form.cleaned_data.get("note") or "",
-                **form.service_kwargs(),
-            )
-        except ValidationError as exc:
-            _show_errors(form, exc)
-        else:
-            messages.success(request, "Purchase asked for; it waits for an ST's sign-off.")
-            return _back(slug, character, "xp")
-    return _render(request, membership, character, status=400, purchase_form=form)
+    return _section_post(
+        request,
+        slug,
+        membership,
+        character,
+        form,
+        form_name="purchase_form",
+        anchor="xp",
+        done="Purchase asked for; it waits for an ST's sign-off.",
+        write=lambda f: services.purchase_add(
+            submission=submission,
+            by=chronicle_access.acting_user(request.user),
+            note=f.cleaned_data.get("note") or "",
+            **form.service_kwargs(),
+        ),
+    )
 
 
 @login_required
@@ -499,20 +531,19 @@ def purchase_preview(request: HttpRequest, slug: str, character_id: int) -> Http
 @refusals_shown
 def power_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
-    form = PowerForm(request.POST)
-    if form.is_valid():
-        try:
-            services.power_add(
-                submission=submission,
-                by=chronicle_access.acting_user(request.user),
-                **form.cleaned_data,
-            )
-        except ValidationError as exc:
-            _show_errors(form, exc)
-        else:
-            messages.success(request, "Special power added.")
-            return _back(slug, character, "powers")
-    return _render(request, membership, character, status=400, power_form=form)
+    return _section_post(
+        request,
+        slug,
+        membership,
+        character,
+        PowerForm(request.POST),
+        form_name="power_form",
+        anchor="powers",
+        done="Special power added.",
+        write=lambda f: services.power_add(
+            submission=submission, by=chronicle_access.acting_user(request.user), **f.cleaned_data
+        ),
+    )
 
 
 @login_required
@@ -521,19 +552,19 @@ def power_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespons
 def votes_save(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
     form = VotesForm(request.POST)
-    if form.is_valid():
-        try:
-            services.votes_save(
-                submission=submission,
-                by=chronicle_access.acting_user(request.user),
-                picks=form.picks(),
-            )
-        except ValidationError as exc:
-            _show_errors(form, exc)
-        else:
-            messages.success(request, "Votes saved.")
-            return _back(slug, character, "votes")
-    return _render(request, membership, character, status=400, votes_form=form)
+    return _section_post(
+        request,
+        slug,
+        membership,
+        character,
+        form,
+        form_name="votes_form",
+        anchor="votes",
+        done="Votes saved.",
+        write=lambda f: services.votes_save(
+            submission=submission, by=chronicle_access.acting_user(request.user), picks=form.picks()
+        ),
+    )
 
 
 urlpatterns = [
