@@ -66,6 +66,12 @@ app.conf.beat_schedule = {
         "schedule": 3600.0,
         "options": {"expires": 3300},
     },
+    # DT-10: the pipeline's run records are the truth; re-enqueue chunks no worker finished.
+    "downtimes-sweep-pipeline": {
+        "task": "downtimes.tasks.sweep_pipeline",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # DT-01: the reminder 48 hours before a deadline, once per character (keyed mails).
     "downtimes-send-reminders": {
         "task": "downtimes.tasks.send_downtime_reminders",

@@ -305,3 +305,6 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"axes": {"level": "WARNING"}},
 }
+
+# DT-10: subjects (characters or players) per resolution task; about one task per 500.
+CHRONICLE_PIPELINE_CHUNK_SIZE = env_int("CHRONICLE_PIPELINE_CHUNK_SIZE", 500)

@@ -234,3 +234,160 @@ class ReportPick(models.Model):
 
     def __str__(self) -> str:
         return f"Report pick: {self.submission}"
+
+
+# --- The between-games pipeline (DT-10) --------------------------------------------------------
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    SUPERSEDED = "superseded", "Superseded by a later run"
+
+
+class ResolutionRun(models.Model):
+    """One resolution of a cycle into a preview. The database's run records, not the broker,
+    are the truth: a chunk left pending is found here by the sweeper and enqueued again."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="resolution_runs")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    chunk_size = models.PositiveIntegerField()
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cycle", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "number"], name="resolution_run_number"),
+            models.UniqueConstraint(
+                fields=["cycle"],
+                condition=Q(status="running"),
+                name="one_running_resolution_per_cycle",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Resolution {self.number} of {self.cycle}"
+
+
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DONE = "done", "Done"
+
+
+class StepChunk(models.Model):
+    """One task's share of one step: the subjects with ids in [lo, hi] (characters or players,
+    by step). A chunk's outcomes and its `done` are written in one transaction, so a worker
+    that dies mid-chunk leaves it pending and nothing half-written."""
+
+    run = models.ForeignKey(ResolutionRun, on_delete=models.CASCADE, related_name="chunks")
+    position = models.PositiveSmallIntegerField(help_text="The step's place in DT-10's order.")
+    step = models.CharField(max_length=24)
+    number = models.PositiveIntegerField()
+    lo = models.BigIntegerField(default=0)
+    hi = models.BigIntegerField(default=0)
+    status = models.CharField(
+        max_length=8, choices=ChunkStatus.choices, default=ChunkStatus.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcomes = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["run", "position", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "step", "number"], name="step_chunk_once"),
+        ]
+        indexes = [models.Index(fields=["status", "enqueued_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.step} chunk {self.number} of run {self.run_id}"
+
+
+class Outcome(models.Model):
+    """One result of the preview: what a step will do to one subject, and why. Keyed per cycle,
+    step and subject, so a re-run (or a redelivered task, or two workers) writes it once, and a
+    re-resolution replaces it. Nothing here changes a balance; the release applies it.
+
+    `explanation` is for the STs (it may name hiding points and targets); `public_text` is what
+    the player reads once released."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="outcomes")
+    run = models.ForeignKey(ResolutionRun, on_delete=models.CASCADE, related_name="outcomes")
+    step = models.CharField(max_length=24)
+    subject = models.CharField(max_length=120)
+    position = models.PositiveSmallIntegerField(default=0)
+    player = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    character = models.ForeignKey(
+        Character, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    title = models.CharField(max_length=200)
+    explanation = models.TextField()
+    public_text = models.TextField(blank=True)
+    xp = models.DecimalField(max_digits=6, decimal_places=1, null=True, blank=True)
+    # What the step computed, in a canonical form: the release compares it with what applying
+    # gives, and refuses a preview that no longer matches the world.
+    value = models.JSONField(default=dict, blank=True)
+    # Characters whose players read this outcome once released (searchers, owners, the captive).
+    readers = models.JSONField(default=list, blank=True)
+    overridable = models.CharField(
+        max_length=8,
+        blank=True,
+        help_text="What an ST may override: 'xp', 'found', or empty for nothing.",
+    )
+
+    class Meta:
+        ordering = ["cycle", "position", "subject"]
+        constraints = [
+            models.UniqueConstraint(fields=["cycle", "step", "subject"], name="outcome_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.step} {self.subject}: {self.title}"
+
+
+class OutcomeOverride(models.Model):
+    """An ST's change to one outcome, with a note. Kept apart from `Outcome` so that
+    re-resolving (which replaces the outcomes) keeps every override; the release applies it."""
+
+    cycle = models.ForeignKey(Cycle, on_delete=models.CASCADE, related_name="outcome_overrides")
+    step = models.CharField(max_length=24)
+    subject = models.CharField(max_length=120)
+    xp = models.DecimalField(max_digits=6, decimal_places=1, null=True, blank=True)
+    found = models.BooleanField(null=True, blank=True)
+    note = models.TextField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cycle", "step", "subject"], name="outcome_override_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Override of {self.step} {self.subject}"
+
+
+class OutcomeReader(models.Model):
+    """Who reads an outcome once released: one row per outcome and player, so the results
+    page is one indexed query."""
+
+    outcome = models.ForeignKey(Outcome, on_delete=models.CASCADE, related_name="reader_rows")
+    player = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["outcome", "player"], name="outcome_reader_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.player_id} reads outcome {self.outcome_id}"

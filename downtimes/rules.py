@@ -204,3 +204,57 @@ def check_special_power(kind: str, *, targets_other: bool) -> None:
             "No discipline or ritual may affect another character in downtime; only "
             "Conditioning, requests to a thrall and torpor holds may (DIS-09)."
         )
+
+
+# --- The cycle's base XP, eligibility and cashing in (DT-03, DT-04, INF-05) --------------------
+
+NO_DOWNTIME_XP = Decimal("2.5")  # DT-03
+SUBMITTED_DOWNTIME_XP = Decimal("2.5")  # DT-03 INTERPRETATION: downtimes are optional
+
+
+def award_ineligibility(*, attended: bool, waiver_signed: bool) -> str | None:
+    """DT-04: every XP award needs the game attended and its waiver signed. None when eligible,
+    else the reason in words a player understands."""
+    if not attended:
+        return "not paid: the player did not attend the game (DT-04)"
+    if not waiver_signed:
+        return "not paid: no signed waiver for the game (DT-04)"
+    return None
+
+
+def base_xp(
+    *,
+    submitted: bool,
+    no_downtime_xp: Decimal = NO_DOWNTIME_XP,
+    submitted_downtime_xp: Decimal = SUBMITTED_DOWNTIME_XP,
+) -> Decimal:
+    """DT-03: the cycle's base XP, with or without a submitted downtime (before DT-04)."""
+    if not isinstance(submitted, bool):
+        raise ValueError(f"submitted must be true or false, got {submitted!r}.")
+    return Decimal(submitted_downtime_xp if submitted else no_downtime_xp)
+
+
+@dataclass(frozen=True)
+class CashIn:
+    points: dict[str, int]
+    total_points: int
+    money: int | None  # None when the STs set the money value by hand (setting 0)
+
+
+def cash_in(available: Mapping[str, int], *, influence_money_value: int = 0) -> CashIn:
+    """DT-03 with INF-05: without a downtime, every influence point still available this cycle
+    is cashed in for its money value (a setting; 0 means the STs decide the sum)."""
+    points: dict[str, int] = {}
+    for name, left in available.items():
+        if not isinstance(left, int) or isinstance(left, bool) or left < 0:
+            raise ValueError(f"Influence left must be a whole number ≥ 0, got {left!r} ({name}).")
+        if left:
+            points[name] = left
+    if not isinstance(influence_money_value, int) or influence_money_value < 0:
+        raise ValueError(f"The money value must be ≥ 0, got {influence_money_value!r} (INF-05).")
+    total = sum(points.values())
+    return CashIn(
+        points=points,
+        total_points=total,
+        money=total * influence_money_value if influence_money_value else None,
+    )

@@ -10,7 +10,7 @@ import logging
 
 from celery import shared_task
 
-from .services import submissions
+from .services import pipeline, submissions
 
 log = logging.getLogger(__name__)
 
@@ -22,3 +22,28 @@ def send_downtime_reminders() -> int:
     if count:
         log.info("Downtime reminders queued: %d", count)
     return count
+
+
+@shared_task
+def resolve_chunk(chunk_id: int) -> bool:
+    """One chunk of one resolution step (DT-10). Idempotent: a redelivered message, or a second
+    worker, finds the chunk done or locked and returns False."""
+    return pipeline.chunk_run(chunk_id=chunk_id)
+
+
+@shared_task
+def sweep_pipeline() -> int:
+    """Beat, every minute: the run records are the truth; enqueue again what no worker did."""
+    again = pipeline.pipeline_sweep()
+    if again:
+        log.info("Pipeline sweeper enqueued %d chunk(s) again", again)
+    return again
+
+
+@shared_task
+def send_cycle_summaries(cycle_id: int) -> int:
+    """After a release: the players' summary e-mails, keyed, in batches."""
+    sent = pipeline.summaries_send(cycle_id=cycle_id)
+    if sent >= 500:
+        send_cycle_summaries.delay(cycle_id)
+    return sent

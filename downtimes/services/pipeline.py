@@ -1,0 +1,701 @@
+"""The between-games pipeline (DT-10): close → resolve into a preview → review → release.
+
+Exactly once, whatever happens:
+- A resolution is a `ResolutionRun` with one `StepChunk` per task, planned up front. A chunk's
+  outcomes and its `done` are written in one transaction, under the chunk's row lock taken with
+  SKIP LOCKED: a redelivered message or a second worker finds it locked or done and writes
+  nothing, and a worker killed mid-chunk (or a database restart) rolls the chunk back to
+  pending.
+- The run records, not the broker, are the truth: `pipeline_sweep` (beat, every minute)
+  enqueues again every pending chunk of the current step that no worker has finished in a
+  while, and moves a run on whose chunks are all done.
+- Outcomes are keyed per cycle, step and subject; the release writes ledger entries keyed per
+  cycle, step and subject too, and runs once, under the cycle's row lock and a status guard.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from celery import current_app
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from characters.models import Character, InfluenceSpend, Notification, SpendMoment, XpEntry, XpKind
+from characters.services.sweepers import torpor_holds_sweep
+from chronicle.access import STAFF_ROLES
+from chronicle.models import Cycle, CycleStatus, CycleTransition, Membership
+
+from ..models import (
+    ChunkStatus,
+    Outcome,
+    OutcomeOverride,
+    OutcomeReader,
+    ResolutionRun,
+    RunStatus,
+    StepChunk,
+)
+from .desk import desk_release
+from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, cash_in_for
+
+CHUNK_TASK = "downtimes.tasks.resolve_chunk"
+SUMMARY_TASK = "downtimes.tasks.send_cycle_summaries"
+# A chunk nobody finished this long after it was enqueued is enqueued again. A worker still
+# busy with it holds its row lock, so the second message finds nothing to do.
+STALE_AFTER = dt.timedelta(seconds=60)
+OUTCOME_FIELDS = [
+    "run",
+    "position",
+    "player",
+    "character",
+    "title",
+    "explanation",
+    "public_text",
+    "xp",
+    "value",
+    "readers",
+    "overridable",
+]
+
+
+def _now(now: dt.datetime | None) -> dt.datetime:
+    return now or timezone.now()
+
+
+def _require_staff(cycle: Cycle, by: User | None) -> None:
+    if by is None:
+        return  # the deadline task and the sweeper act for the chronicle
+    if not Membership.objects.filter(
+        chronicle_id=cycle.chronicle_id, user=by, role__in=STAFF_ROLES
+    ).exists():
+        raise PermissionDenied("Only the chronicle's storytellers may run its downtime.")
+
+
+def _lock_cycle(cycle: Cycle | int) -> Cycle:
+    pk = cycle if isinstance(cycle, int) else cycle.pk
+    return Cycle.objects.select_for_update().select_related("chronicle", "game").get(pk=pk)
+
+
+def _transition(cycle: Cycle, status: str, now: dt.datetime, by: User | None) -> None:
+    # Re-resolving enters "resolved" again: the first time is the audit trail's row.
+    CycleTransition.objects.bulk_create(
+        [CycleTransition(cycle=cycle, status=status, at=now, by=by)], ignore_conflicts=True
+    )
+
+
+def _enqueue(chunk_ids: Iterable[int]) -> None:
+    """Send the chunks' tasks once the transaction that made them pending commits. By name,
+    so the services need not import the tasks that call them."""
+    for pk in chunk_ids:
+        transaction.on_commit(
+            lambda pk=pk: current_app.send_task(CHUNK_TASK, args=[pk]),  # type: ignore[misc]
+        )
+
+
+# --- Close and resolve -------------------------------------------------------------------------
+
+
+def _ranges(ids: list[int], size: int) -> list[tuple[int, int]]:
+    return [(ids[i], ids[min(i + size, len(ids)) - 1]) for i in range(0, len(ids), size)]
+
+
+def _plan(cycle: Cycle, size: int) -> dict[str, list[tuple[int, int]]]:
+    """Each step's chunks: id ranges of at most `size` subjects (two queries in all)."""
+    characters = list(
+        Character.objects.filter(chronicle_id=cycle.chronicle_id)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    players = sorted(
+        set(
+            Membership.objects.filter(chronicle_id=cycle.chronicle_id).values_list(
+                "user_id", flat=True
+            )
+        )
+    )
+    ids = {"character": characters, "player": players}
+    return {
+        step.name: [(0, 0)] if step.unit == "whole" else _ranges(ids[step.unit], size) or []
+        for step in STEPS
+    }
+
+
+@transaction.atomic
+def cycle_resolve(
+    *, cycle: Cycle, by: User | None, now: dt.datetime | None = None
+) -> ResolutionRun:
+    """Start resolving the closed cycle into a preview, or re-resolve it after a change: a new
+    run supersedes the last (whose outcomes go when this one finishes; overrides stay)."""
+    now = _now(now)
+    cycle = _lock_cycle(cycle)
+    _require_staff(cycle, by)
+    if cycle.status == CycleStatus.OPEN:
+        raise ValidationError(
+            "The cycle is still open: close it first, so that submissions are locked (DT-10)."
+        )
+    if cycle.status == CycleStatus.RELEASED:
+        raise ValidationError("The cycle's results are already released; nothing to resolve.")
+    ResolutionRun.objects.filter(cycle=cycle, status=RunStatus.RUNNING).update(
+        status=RunStatus.SUPERSEDED, finished_at=now
+    )
+    number = (ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0) + 1
+    size = int(getattr(settings, "CHRONICLE_PIPELINE_CHUNK_SIZE", 500))
+    run = ResolutionRun.objects.create(
+        cycle=cycle, number=number, chunk_size=size, started_by=by, started_at=now
+    )
+    plan = _plan(cycle, size)
+    chunks = [
+        StepChunk(run=run, position=position, step=step.name, number=n, lo=lo, hi=hi)
+        for position, step in enumerate(STEPS)
+        for n, (lo, hi) in enumerate(plan[step.name])
+    ]
+    StepChunk.objects.bulk_create(chunks)
+    if cycle.status == CycleStatus.RESOLVED:
+        # The preview is being recomputed: until it is done there is nothing to release.
+        Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.CLOSED)
+    _advance(run, now)
+    return run
+
+
+def cycle_close_now(*, cycle: Cycle, by: User, now: dt.datetime | None = None) -> bool:
+    """An ST closes the cycle before its deadline (DT-10: submissions lock)."""
+    from chronicle.services import cycle_close
+
+    _require_staff(cycle, by)
+    return cycle_close(cycle=cycle, by=by, now=now)
+
+
+def _advance(run: ResolutionRun, now: dt.datetime) -> None:
+    """Move the run on: enqueue the next step's chunks once every chunk before them is done;
+    finish the run when all are. Call under the run's row lock."""
+    pending = (
+        StepChunk.objects.filter(run=run)
+        .exclude(status=ChunkStatus.DONE)
+        .order_by("position", "number")
+    )
+    first = pending.first()
+    if first is None:
+        _finish(run, now)
+        return
+    fresh = list(
+        pending.filter(position=first.position, enqueued_at__isnull=True).values_list(
+            "pk", flat=True
+        )
+    )
+    if fresh:
+        StepChunk.objects.filter(pk__in=fresh).update(enqueued_at=now)
+        _enqueue(fresh)
+
+
+def _finish(run: ResolutionRun, now: dt.datetime) -> None:
+    cycle = _lock_cycle(run.cycle_id)
+    Outcome.objects.filter(cycle=cycle).exclude(run=run).delete()
+    ResolutionRun.objects.filter(pk=run.pk).update(status=RunStatus.DONE, finished_at=now)
+    if cycle.status == CycleStatus.CLOSED:
+        Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RESOLVED, resolved_at=now)
+        _transition(cycle, CycleStatus.RESOLVED, now, run.started_by)
+
+
+@transaction.atomic
+def run_advance(*, run_id: int, now: dt.datetime | None = None) -> None:
+    run = ResolutionRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None or run.status != RunStatus.RUNNING:
+        return
+    _advance(run, _now(now))
+
+
+def chunk_run(*, chunk_id: int, now: dt.datetime | None = None) -> bool:
+    """Compute one chunk's outcomes and mark it done, in one transaction; then move the run
+    on. False when there was nothing to do (done, superseded, or another worker has it)."""
+    now = _now(now)
+    with transaction.atomic():
+        chunk = (
+            StepChunk.objects.select_for_update(skip_locked=True)
+            .select_related("run__cycle__chronicle", "run__cycle__game")
+            .filter(pk=chunk_id, status=ChunkStatus.PENDING, run__status=RunStatus.RUNNING)
+            .first()
+        )
+        if chunk is None:
+            return False
+        cycle = chunk.run.cycle
+        outcomes = STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now)
+        for outcome in outcomes:
+            outcome.cycle = cycle
+            outcome.run = chunk.run
+            outcome.position = OUTCOME_POSITION[outcome.step]
+        Outcome.objects.bulk_create(
+            outcomes,
+            update_conflicts=True,
+            unique_fields=["cycle", "step", "subject"],
+            update_fields=OUTCOME_FIELDS,
+            batch_size=500,
+        )
+        StepChunk.objects.filter(pk=chunk.pk).update(
+            status=ChunkStatus.DONE,
+            finished_at=now,
+            outcomes=len(outcomes),
+            attempts=chunk.attempts + 1,
+        )
+    run_advance(run_id=chunk.run_id, now=now)
+    return True
+
+
+def pipeline_sweep(*, now: dt.datetime | None = None) -> int:
+    """The run records are the truth: enqueue again every chunk of a running run that is
+    pending and was enqueued more than `STALE_AFTER` ago (its message was lost, or its worker
+    died), and move on runs whose enqueued chunks are all done. Returns the chunks enqueued."""
+    now = _now(now)
+    again = 0
+    for run_id in ResolutionRun.objects.filter(status=RunStatus.RUNNING).values_list(
+        "pk", flat=True
+    ):
+        with transaction.atomic():
+            run = ResolutionRun.objects.select_for_update().filter(pk=run_id).first()
+            if run is None or run.status != RunStatus.RUNNING:
+                continue
+            stale = list(
+                StepChunk.objects.filter(
+                    run=run, status=ChunkStatus.PENDING, enqueued_at__lt=now - STALE_AFTER
+                ).values_list("pk", flat=True)
+            )
+            if stale:
+                StepChunk.objects.filter(pk__in=stale).update(enqueued_at=now)
+                _enqueue(stale)
+                again += len(stale)
+            _advance(run, now)
+    return again
+
+
+def cycle_resolve_inline(
+    *, cycle: Cycle, by: User | None, now: dt.datetime | None = None
+) -> ResolutionRun:
+    """Resolve in this process, chunk by chunk, with the same services the worker runs: for
+    the demo, the tests, and a chronicle without a worker. Messages it enqueues find their
+    chunks done."""
+    run = cycle_resolve(cycle=cycle, by=by, now=now)
+    while True:
+        chunk_ids = list(
+            StepChunk.objects.filter(run=run, status=ChunkStatus.PENDING)
+            .order_by("position", "number")
+            .values_list("pk", flat=True)[:1]
+        )
+        if not chunk_ids:
+            break
+        if not chunk_run(chunk_id=chunk_ids[0], now=now):
+            break
+    run.refresh_from_db()
+    return run
+
+
+# --- Progress and review -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StepProgress:
+    name: str
+    label: str
+    done: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    run: ResolutionRun | None
+    done: int
+    total: int
+    steps: list[StepProgress]
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def running(self) -> bool:
+        return self.run is not None and self.run.status == RunStatus.RUNNING
+
+
+def run_progress(*, cycle: Cycle) -> Progress:
+    """The latest run's chunks done per step (two queries)."""
+    run = ResolutionRun.objects.filter(cycle=cycle).order_by("-number").first()
+    if run is None:
+        return Progress(run=None, done=0, total=0, steps=[])
+    rows = {
+        row["step"]: row
+        for row in StepChunk.objects.filter(run=run)
+        .values("step")
+        .annotate(total=Count("pk"), done=Count("pk", filter=Q(status=ChunkStatus.DONE)))
+    }
+    steps = [
+        StepProgress(
+            name=step.name,
+            label=f"{step.label} ({step.rule})",
+            done=rows.get(step.name, {}).get("done", 0),
+            total=rows.get(step.name, {}).get("total", 0),
+        )
+        for step in STEPS
+    ]
+    return Progress(
+        run=run,
+        done=sum(s.done for s in steps),
+        total=sum(s.total for s in steps),
+        steps=steps,
+    )
+
+
+def outcomes_for(*, cycle: Cycle) -> QuerySet[Outcome]:
+    return (
+        Outcome.objects.filter(cycle=cycle)
+        .select_related("player", "character")
+        .order_by("position", "subject")
+    )
+
+
+def overrides_for(*, cycle: Cycle) -> dict[tuple[str, str], OutcomeOverride]:
+    return {
+        (o.step, o.subject): o
+        for o in OutcomeOverride.objects.filter(cycle=cycle).select_related("by")
+    }
+
+
+@transaction.atomic
+def outcome_override(
+    *,
+    outcome: Outcome,
+    by: User,
+    note: str,
+    xp: Decimal | None = None,
+    found: bool | None = None,
+    now: dt.datetime | None = None,
+) -> OutcomeOverride:
+    """An ST changes one outcome of the preview, with a note: the XP of an award, or whether a
+    search found its target. Kept through re-resolving; applied by the release."""
+    now = _now(now)
+    cycle = _lock_cycle(outcome.cycle_id)
+    _require_staff(cycle, by)
+    if cycle.status == CycleStatus.RELEASED:
+        raise ValidationError("The results are released; record a correction instead.")
+    note = note.strip()
+    if not note:
+        raise ValidationError({"note": "Say why you change this outcome; the note is kept."})
+    if outcome.overridable == "xp":
+        if xp is None:
+            raise ValidationError({"xp": "Give the XP this award should pay."})
+        if xp < 0 or xp * 2 != int(xp * 2):
+            raise ValidationError({"xp": "XP is paid in steps of 0.5, from 0 up."})
+        found = None
+    elif outcome.overridable == "found":
+        if found is None:
+            raise ValidationError({"found": "Say whether the search finds its target."})
+        xp = None
+    else:
+        raise ValidationError("This outcome cannot be overridden; change its inputs instead.")
+    override, _ = OutcomeOverride.objects.update_or_create(
+        cycle=cycle,
+        step=outcome.step,
+        subject=outcome.subject,
+        defaults={"xp": xp, "found": found, "note": note, "by": by, "at": now},
+    )
+    return override
+
+
+@transaction.atomic
+def outcome_override_remove(*, outcome: Outcome, by: User) -> bool:
+    cycle = _lock_cycle(outcome.cycle_id)
+    _require_staff(cycle, by)
+    if cycle.status == CycleStatus.RELEASED:
+        raise ValidationError("The results are released; record a correction instead.")
+    deleted, _ = OutcomeOverride.objects.filter(
+        cycle=cycle, step=outcome.step, subject=outcome.subject
+    ).delete()
+    return bool(deleted)
+
+
+def effective_xp(
+    outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]
+) -> Decimal | None:
+    override = overrides.get((outcome.step, outcome.subject))
+    if override is not None and override.xp is not None:
+        return override.xp
+    return outcome.xp
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What the release will do, for the confirmation the ST reads before it."""
+
+    xp_entries: int
+    xp_total: Decimal
+    players: int
+    haven_outcomes: int
+    overrides: int
+    outcomes: int
+
+
+HAVEN_STEPS = {name for name, _ in STEP_BY_NAME["havens"].parts}
+
+
+def release_plan(*, cycle: Cycle) -> ReleasePlan:
+    outcomes = list(Outcome.objects.filter(cycle=cycle).only("step", "subject", "xp", "player_id"))
+    overrides = overrides_for(cycle=cycle)
+    paid = [x for o in outcomes if (x := effective_xp(o, overrides))]
+    return ReleasePlan(
+        xp_entries=len(paid),
+        xp_total=sum(paid, Decimal(0)),
+        players=len({o.player_id for o in outcomes if o.player_id and o.step == "notifications"}),
+        haven_outcomes=sum(1 for o in outcomes if o.step in HAVEN_STEPS),
+        overrides=len(overrides),
+        outcomes=len(outcomes),
+    )
+
+
+# --- Release ---------------------------------------------------------------------------------
+
+
+STALE_PREVIEW = (
+    "Something changed since the preview was computed ({what}); resolve the cycle again and "
+    "review the new preview before releasing."
+)
+
+
+def _check_cash_in(cycle: Cycle, outcomes: list[Outcome]) -> None:
+    cashing = {
+        int(o.subject.split(":")[1]): o
+        for o in outcomes
+        if o.step == "no_downtime" and o.subject.startswith("cash-in:")
+    }
+    if not cashing:
+        return
+    characters = list(Character.objects.filter(pk__in=cashing))
+    now_cash = cash_in_for(cycle, characters)
+    for pk, outcome in cashing.items():
+        if now_cash[pk].points != outcome.value.get("cash_in"):
+            raise ValidationError(STALE_PREVIEW.format(what="influence left to cash in"))
+
+
+@transaction.atomic
+def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> bool:
+    """Apply the reviewed preview in one transaction: haven changes (checked against the
+    preview), search overrides, influence cashed in, XP ledger entries (overrides included),
+    torpor holds ended; publish results; queue one summary e-mail per player. Releasing twice
+    does nothing the second time (False)."""
+    from .haven_steps import havens_apply
+
+    now = _now(now)
+    cycle = _lock_cycle(cycle)
+    _require_staff(cycle, by)
+    if cycle.status == CycleStatus.RELEASED:
+        return False
+    if cycle.status != CycleStatus.RESOLVED:
+        raise ValidationError(
+            "There is no finished preview to release: close the cycle and resolve it first."
+        )
+    outcomes = list(outcomes_for(cycle=cycle))
+    overrides = overrides_for(cycle=cycle)
+    # Havens: apply for real and compare with what the STs reviewed.
+    applied = havens_apply(cycle=cycle, now=now, overrides=overrides)
+    previewed = {(o.step, o.subject): o.value for o in outcomes if o.step in HAVEN_STEPS}
+    now_values = {(o.step, o.subject): o.value for o in applied}
+    if previewed != now_values:
+        raise ValidationError(STALE_PREVIEW.format(what="the havens"))
+    _check_cash_in(cycle, outcomes)
+
+    spends = [
+        InfluenceSpend(
+            character_id=o.character_id,
+            cycle=cycle,
+            influence=name,
+            points=points,
+            moment=SpendMoment.DOWNTIME,
+            reason="Cashed in: no downtime (DT-03)",
+            key=f"cycle:{cycle.pk}:cash-in:{name}",
+            actor=by,
+            created_at=now,
+        )
+        for o in outcomes
+        if o.step == "no_downtime" and o.subject.startswith("cash-in:") and o.character_id
+        for name, points in o.value.get("cash_in", {}).items()
+    ]
+    InfluenceSpend.objects.bulk_create(spends, ignore_conflicts=True, batch_size=500)
+
+    entries = []
+    for o in outcomes:
+        xp = effective_xp(o, overrides)
+        if not xp or o.player_id is None:
+            continue
+        entries.append(
+            XpEntry(
+                chronicle_id=cycle.chronicle_id,
+                player_id=o.player_id,
+                character_id=o.character_id,
+                amount=xp,
+                kind=XpKind.AWARD,
+                reason=o.title[:300],
+                cycle=cycle,
+                key=f"cycle:{cycle.pk}:{o.step}:{o.subject}"[:120],
+                actor=by,
+                created_at=now,
+            )
+        )
+    XpEntry.objects.bulk_create(entries, ignore_conflicts=True, batch_size=500)
+
+    torpor_holds_sweep(now=now)
+    desk_release(cycle=cycle, by=by, now=now)
+
+    # Who reads what: the outcome's player and the players of its readers.
+    reader_ids = {pk for o in outcomes for pk in o.readers}
+    player_of = dict(
+        Character.objects.filter(pk__in=reader_ids, player__isnull=False).values_list(
+            "pk", "player_id"
+        )
+    )
+    readers = {
+        (o.pk, player)
+        for o in outcomes
+        if o.public_text
+        for player in {o.player_id, *(player_of.get(pk) for pk in o.readers)}
+        if player is not None
+    }
+    OutcomeReader.objects.bulk_create(
+        [OutcomeReader(outcome_id=o, player_id=p) for o, p in readers],
+        ignore_conflicts=True,
+        batch_size=1000,
+    )
+    _summaries_queue(cycle, outcomes, overrides, readers, now)
+
+    Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
+    _transition(cycle, CycleStatus.RELEASED, now, by)
+    transaction.on_commit(lambda: current_app.send_task(SUMMARY_TASK, args=[cycle.pk]))
+    return True
+
+
+def _public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
+    override = overrides.get((outcome.step, outcome.subject))
+    if override is None:
+        return outcome.public_text
+    if override.xp is not None:
+        return f"{outcome.public_text} A storyteller set this to {override.xp} XP: {override.note}"
+    return outcome.public_text
+
+
+def _summaries_queue(
+    cycle: Cycle,
+    outcomes: list[Outcome],
+    overrides: dict[tuple[str, str], OutcomeOverride],
+    readers: set[tuple[int, int]],
+    now: dt.datetime,
+) -> None:
+    """One keyed Notification per player (its character is the one their results name); the
+    summary task sends them after commit."""
+    by_id = {o.pk: o for o in outcomes}
+    lines: dict[int, list[str]] = defaultdict(list)
+    for outcome_id, player in sorted(readers, key=lambda r: (by_id[r[0]].position, r[0])):
+        lines[player].append(_public_line(by_id[outcome_id], overrides))
+    character_of: dict[int, int] = {}
+    for o in outcomes:
+        if o.player_id and o.character_id:
+            character_of.setdefault(o.player_id, o.character_id)
+    fallback = dict(
+        Character.objects.filter(chronicle_id=cycle.chronicle_id, player_id__in=list(lines))
+        .order_by("player_id", "-pk")
+        .values_list("player_id", "pk")
+    )
+    notes = [
+        Notification(
+            character_id=character_of.get(player) or fallback[player],
+            key=f"cycle:{cycle.pk}:summary:{player}",
+            subject=f"{cycle.chronicle.name}: your downtime results after game {cycle.game.number}",
+            body="\n".join(
+                [
+                    f"The storytellers released the results of the downtime after game "
+                    f"{cycle.game.number}:",
+                    "",
+                    *(f"- {line}" for line in text),
+                    "",
+                    "Read them on your results page.",
+                ]
+            ),
+            created_at=now,
+        )
+        for player, text in lines.items()
+        if player in character_of or player in fallback
+    ]
+    Notification.objects.bulk_create(notes, ignore_conflicts=True, batch_size=500)
+
+
+def summaries_send(*, cycle_id: int, limit: int = 500) -> int:
+    """Send the cycle's summary e-mails not sent yet (keyed rows; a re-run sends nothing
+    twice). Returns how many left."""
+    from django.core.mail import send_mail
+
+    pending = list(
+        Notification.objects.filter(
+            key__startswith=f"cycle:{cycle_id}:summary:", sent_at__isnull=True
+        )
+        .select_related("character__player")
+        .order_by("pk")[:limit]
+    )
+    sent = 0
+    for note in pending:
+        player = note.character.player
+        # Claim the row first, so two workers never send one mail twice.
+        if not Notification.objects.filter(pk=note.pk, sent_at__isnull=True).update(
+            sent_at=timezone.now()
+        ):
+            continue
+        if player is not None and player.email:
+            send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [player.email])
+            sent += 1
+    return sent
+
+
+def results_for(*, user: User, cycle: Cycle | None = None) -> QuerySet[Outcome]:
+    """The released outcomes this player reads."""
+    qs = Outcome.objects.filter(
+        reader_rows__player=user, cycle__status=CycleStatus.RELEASED
+    ).select_related("cycle__game", "character")
+    if cycle is not None:
+        qs = qs.filter(cycle=cycle)
+    return qs.order_by("-cycle__deadline_at", "position", "subject")
+
+
+def xp_report(*, cycle: Cycle) -> list[dict[str, Any]]:
+    """Every XP line of the cycle with its reason: the ledger once released, the preview (with
+    overrides) before."""
+    if cycle.status == CycleStatus.RELEASED:
+        return [
+            {
+                "player": e.player.get_full_name() or e.player.username,
+                "character": e.character.name if e.character else "",
+                "xp": e.amount,
+                "reason": e.reason,
+                "kind": e.get_kind_display(),
+                "note": "",
+            }
+            for e in XpEntry.objects.filter(cycle=cycle)
+            .select_related("player", "character")
+            .order_by("player__username", "created_at", "pk")
+        ]
+    overrides = overrides_for(cycle=cycle)
+    rows = []
+    for o in outcomes_for(cycle=cycle).filter(xp__isnull=False):
+        override = overrides.get((o.step, o.subject))
+        rows.append(
+            {
+                "player": (o.player.get_full_name() or o.player.username) if o.player else "",
+                "character": o.character.name if o.character else "",
+                "xp": effective_xp(o, overrides),
+                "reason": o.explanation,
+                "kind": "Award (preview)",
+                "note": override.note if override else "",
+            }
+        )
+    return rows

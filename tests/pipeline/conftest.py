@@ -1,0 +1,50 @@
+"""Pipeline test helpers: the world's first game (Saturday 9 March 2024, New York) with two
+PCs, Lucien (player_alice, who submits) and Marguerite (player_bob, who does not), both at the
+game; Alice signed the waiver, Bob too unless a test says otherwise."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import time_machine
+
+from characters.models import Character
+from chronicle import services as chronicle_services
+from chronicle.models import Cycle
+from downtimes.services import submissions
+
+from ..downtimes.conftest import AT_DEADLINE, DURING
+
+AFTER_DEADLINE = AT_DEADLINE + dt.timedelta(hours=1)
+
+
+@dataclass
+class Month:
+    world: Any
+    cycle: Cycle
+    lucien: Character
+    marguerite: Character
+
+
+@pytest.fixture
+def month(world: Any, make_character: Callable[..., Character]) -> Month:
+    lucien = make_character("Lucien", player="player_alice", clan="toreador", business=2)
+    marguerite = make_character("Marguerite", player="player_bob", clan="ventrue", business=3)
+    alice, bob, st = (world.users[n] for n in ("player_alice", "player_bob", "storyteller"))
+    chronicle_services.attendance_record(
+        game=world.game,
+        lines=[
+            chronicle_services.SignIn(player_id=alice.pk, attended=True, waiver_signed=True),
+            chronicle_services.SignIn(player_id=bob.pk, attended=True, waiver_signed=True),
+        ],
+        by=st,
+        now=DURING,
+    )
+    with time_machine.travel(DURING, tick=False):
+        draft = submissions.submission_for_edit(character=lucien, cycle=world.game.cycle, by=alice)
+        submissions.submission_submit(submission=draft, by=alice)
+    return Month(world=world, cycle=world.game.cycle, lucien=lucien, marguerite=marguerite)
