@@ -178,7 +178,9 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
     for character in characters:
         assert character.player_id is not None
         cashed = cash[character.pk]
-        listed = ", ".join(f"{k.title()} {v}" for k, v in cashed.points.items()) or "nothing left"
+        listed = (
+            ", ".join(f"{k.title()} {v}" for k, v in cashed.points.items()) or "no influence left"
+        )
         money = (
             f"{cashed.total_points} point(s) × {house.influence_money_value} = "
             f"{cashed.money} in money"

@@ -46,5 +46,11 @@ def month(world: Any, make_character: Callable[..., Character]) -> Month:
     )
     with time_machine.travel(DURING, tick=False):
         draft = submissions.submission_for_edit(character=lucien, cycle=world.game.cycle, by=alice)
+        draft = submissions.submission_save(
+            submission=draft,
+            by=alice,
+            game_report="The Harpy's salon went quiet.",
+            version=draft.version,
+        )
         submissions.submission_submit(submission=draft, by=alice)
     return Month(world=world, cycle=world.game.cycle, lucien=lucien, marguerite=marguerite)

@@ -282,3 +282,86 @@ def test_house_rule_weights_reach_the_tally() -> None:
         ballots, player_of=player_of, toreador_vote_weight=3, vote_award_xp=Decimal("2.5")
     )
     assert weighted == {"p2": Decimal("2.5")}
+
+
+# --- DT-03 / DT-04 / INF-05: the cycle's base XP, eligibility and cashing in --------------------
+
+
+@pytest.mark.parametrize(
+    ("attended", "waiver", "expected"),
+    [
+        pytest.param(True, True, None, id="DT-04-attended-with-waiver"),
+        pytest.param(True, False, "no signed waiver", id="DT-04-no-waiver"),
+        pytest.param(False, False, "did not attend", id="DT-04-absent"),
+        pytest.param(False, True, "did not attend", id="DT-04-absent-waiver-on-file"),
+    ],
+)
+def test_award_ineligibility(attended: bool, waiver: bool, expected: str | None) -> None:
+    reason = rules.award_ineligibility(attended=attended, waiver_signed=waiver)
+    if expected is None:
+        assert reason is None
+    else:
+        assert reason is not None and expected in reason and "DT-04" in reason
+
+
+@pytest.mark.parametrize(
+    ("submitted", "settings", "expected"),
+    [
+        pytest.param(False, {}, Decimal("2.5"), id="DT-03-no-downtime-2.5"),
+        pytest.param(True, {}, Decimal("2.5"), id="DT-03-submitted-base-default"),
+        pytest.param(
+            True, {"submitted_downtime_xp": Decimal("0")}, Decimal("0"), id="DT-03-setting-zero"
+        ),
+        pytest.param(
+            False, {"no_downtime_xp": Decimal("1.5")}, Decimal("1.5"), id="DT-03-setting-no-dt"
+        ),
+    ],
+)
+def test_base_xp(submitted: bool, settings: dict[str, Decimal], expected: Decimal) -> None:
+    assert rules.base_xp(submitted=submitted, **settings) == expected
+
+
+def test_base_xp_refuses_a_non_boolean() -> None:
+    with pytest.raises(ValueError, match="true or false"):
+        rules.base_xp(submitted="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("available", "value", "points", "total", "money"),
+    [
+        pytest.param(
+            {"business": 3, "herd": 0, "occult": 2},
+            0,
+            {"business": 3, "occult": 2},
+            5,
+            None,
+            id="DT-03-INF-05-st-decides",
+        ),
+        pytest.param(
+            {"business": 3, "occult": 2},
+            100,
+            {"business": 3, "occult": 2},
+            5,
+            500,
+            id="DT-03-INF-05-valued",
+        ),
+        pytest.param({"business": 0}, 100, {}, 0, 0, id="DT-03-nothing-left"),
+    ],
+)
+def test_cash_in(
+    available: dict[str, int], value: int, points: dict[str, int], total: int, money: int | None
+) -> None:
+    cashed = rules.cash_in(available, influence_money_value=value)
+    assert (cashed.points, cashed.total_points, cashed.money) == (points, total, money)
+
+
+@pytest.mark.parametrize(
+    ("available", "value"),
+    [
+        pytest.param({"business": -1}, 0, id="negative-left"),
+        pytest.param({"business": 1}, -5, id="negative-value"),
+    ],
+)
+def test_cash_in_refuses(available: dict[str, int], value: int) -> None:
+    with pytest.raises(ValueError):
+        rules.cash_in(available, influence_money_value=value)
