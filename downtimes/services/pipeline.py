@@ -26,7 +26,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -82,7 +82,25 @@ def _require_staff(cycle: Cycle, by: User | None) -> None:
 
 def _lock_cycle(cycle: Cycle | int) -> Cycle:
     pk = cycle if isinstance(cycle, int) else cycle.pk
-    return Cycle.objects.select_for_update().select_related("chronicle", "game").get(pk=pk)
+    # Only the cycle's row: locking its chronicle and game too would serialize unrelated work.
+    return (
+        Cycle.objects.select_for_update(of=("self",)).select_related("chronicle", "game").get(pk=pk)
+    )
+
+
+def _share_run(run_id: int) -> bool:
+    """Hold the run's row in SHARE mode for the chunk's transaction: chunks of one run go on
+    side by side, but superseding the run (an UPDATE) waits for them, so an old run's chunk
+    never commits outcomes after a new run started. True if the run is still running."""
+    if connection.vendor != "postgresql":
+        # SQLite serializes every write transaction already.
+        return ResolutionRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT status FROM downtimes_resolutionrun WHERE id = %s FOR SHARE", [run_id]
+        )
+        row = cursor.fetchone()
+    return row is not None and row[0] == RunStatus.RUNNING
 
 
 def _transition(cycle: Cycle, status: str, now: dt.datetime, by: User | None) -> None:
@@ -219,12 +237,12 @@ def chunk_run(*, chunk_id: int, now: dt.datetime | None = None) -> bool:
     now = _now(now)
     with transaction.atomic():
         chunk = (
-            StepChunk.objects.select_for_update(skip_locked=True)
+            StepChunk.objects.select_for_update(skip_locked=True, of=("self",))
             .select_related("run__cycle__chronicle", "run__cycle__game")
-            .filter(pk=chunk_id, status=ChunkStatus.PENDING, run__status=RunStatus.RUNNING)
+            .filter(pk=chunk_id, status=ChunkStatus.PENDING)
             .first()
         )
-        if chunk is None:
+        if chunk is None or not _share_run(chunk.run_id):
             return False
         cycle = chunk.run.cycle
         outcomes = STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now)
