@@ -109,6 +109,11 @@ def _deadline_text(cycle: Cycle) -> str:
 
 
 def _require_open(cycle: Cycle, now: dt.datetime) -> None:
+    if cycle.status != CycleStatus.OPEN and now < cycle.deadline_at:
+        raise ValidationError(
+            "The storytellers have closed this downtime to resolve it: it can no longer be "
+            "changed (DT-10)."
+        )
     if deadline_passed(cycle, now):
         raise ValidationError(
             f"The deadline ({_deadline_text(cycle)}) has passed: this downtime can no longer "

@@ -13,7 +13,7 @@ from characters.services.records import torpor_hold_record
 from chronicle.models import Attendance, CycleStatus
 from chronicle.services import cycle_close
 from downtimes.models import Outcome, OutcomeOverride, Submission
-from downtimes.services import pipeline
+from downtimes.services import pipeline, submissions
 from downtimes.services.votes import report_pick
 
 from .conftest import AFTER_DEADLINE, Month
@@ -200,3 +200,21 @@ def test_one_summary_per_player_and_results_only_for_their_reader(month: Month) 
     assert mine and all(o.player_id == bob.pk or month.marguerite.pk in o.readers for o in mine)
     assert not set(pipeline.results_for(user=alice)) & set(mine)
     assert not pipeline.results_for(user=month.world.users["outsider"]).exists()
+
+
+def test_closing_early_locks_submissions_with_a_clear_message(month: Month) -> None:
+    from tests.downtimes.conftest import DURING
+
+    alice = month.world.users["player_alice"]
+    assert pipeline.cycle_close_now(cycle=month.cycle, by=_st(month), now=DURING)
+    submission = Submission.objects.get(cycle=month.cycle, character=month.lucien)
+    with pytest.raises(ValidationError, match="closed this downtime"):
+        submissions.submission_save(
+            submission=submission,
+            by=alice,
+            notes="one more thing",
+            version=submission.version,
+            now=DURING,
+        )
+    with pytest.raises(PermissionDenied):
+        pipeline.cycle_close_now(cycle=month.cycle, by=alice, now=DURING)
