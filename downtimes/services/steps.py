@@ -418,19 +418,35 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
 # --- Notifications ----------------------------------------------------------------------------
 
 
+def reader_players(
+    player_id: int | None, readers: list[int], player_of: dict[int, int]
+) -> set[int]:
+    """The players who read an outcome once released: its player and the players of its reader
+    characters. The release and the notifications step both count with this."""
+    found = {player_of.get(pk) for pk in readers} | {player_id}
+    return {p for p in found if p is not None}
+
+
 def notifications(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
     """The release sends each player one summary of their results; the preview says who gets
-    one and how many results it will hold (its text is written at release, overrides included)."""
+    one and how many results it will hold (its text is written at release, overrides included).
+    Two queries per chunk: the run's player-facing outcomes and the chunk's players'
+    characters."""
+    player_of = dict(
+        Character.objects.filter(
+            chronicle_id=cycle.chronicle_id, player_id__gte=lo, player_id__lte=hi
+        ).values_list("pk", "player_id")
+    )
     counts: dict[int, int] = defaultdict(int)
     # Only this run's outcomes: a superseded run's rows are deleted when this one finishes.
-    for player_id in (
-        Outcome.objects.filter(
-            cycle=cycle, run__status=RunStatus.RUNNING, player_id__gte=lo, player_id__lte=hi
-        )
+    for player_id, readers in (
+        Outcome.objects.filter(cycle=cycle, run__status=RunStatus.RUNNING)
         .exclude(public_text="")
-        .values_list("player_id", flat=True)
+        .values_list("player_id", "readers")
     ):
-        counts[player_id] += 1
+        for player in reader_players(player_id, readers, player_of):
+            if lo <= player <= hi:
+                counts[player] += 1
     return [
         Outcome(
             step="notifications",

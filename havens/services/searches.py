@@ -554,6 +554,87 @@ def searches_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[st
     }
 
 
+@dataclass(frozen=True)
+class SearchRuling:
+    """A storyteller's ruling on one resolved search result: found or not, and why."""
+
+    found: bool
+    note: str
+
+
+@transaction.atomic
+def search_results_override(
+    *,
+    cycle: Cycle,
+    rulings: Mapping[tuple[int, int], SearchRuling],
+    now: dt.datetime | None = None,
+) -> int:
+    """HAV-25b: the storytellers' rulings on this cycle's resolved downtime search results,
+    (search id, structure id) → found or not, applied by the release before the results reach
+    the searchers (the pipeline's "found" overrides; its caller checked the storytellers).
+
+    Ruled found, the searchers get a find of the structure exactly as a found result gives one
+    (linked to the result, so this downtime's mobile move spares it; a searcher who already
+    knows the place keeps their earlier find), unless the structure no longer stands. Ruled not
+    found, the finds the result gave are deleted: no player has seen them, since results are
+    released only after this. A result already released, or one ruled as it already is, is left
+    alone. Returns how many results changed. A fixed number of queries."""
+    now = now or timezone.now()
+    if not rulings:
+        return 0
+    results = [
+        r
+        for r in SearchResult.objects.select_for_update(of=("self",))
+        .filter(
+            search__cycle=cycle,
+            search__moment=SearchMoment.DOWNTIME,
+            search__status=SearchStatus.RESOLVED,
+            search__released_at__isnull=True,
+            search_id__in=sorted({s for s, _ in rulings}),
+            structure_id__in=sorted({t for _, t in rulings}),
+        )
+        .select_related("structure")
+        .order_by("pk")
+        if (r.search_id, r.structure_id) in rulings
+        and rulings[(r.search_id, r.structure_id)].found != r.found
+    ]
+    if not results:
+        return 0
+    for result in results:
+        ruling = rulings[(result.search_id, result.structure_id)]
+        verdict = "found" if ruling.found else "not found"
+        result.found = ruling.found
+        result.explanation = (
+            f"{result.explanation}; a storyteller ruled it {verdict}: {ruling.note}"
+        )[:300]
+    SearchResult.objects.bulk_update(results, ["found", "explanation"])
+    now_found = [r for r in results if r.found and r.structure.status == StructureStatus.STANDING]
+    not_found = [r.pk for r in results if not r.found]
+    if not_found:
+        Find.objects.filter(result_id__in=not_found).delete()
+    if now_found:
+        searchers: dict[int, list[int]] = defaultdict(list)
+        for search_id, character_id in Searcher.objects.filter(
+            search_id__in={r.search_id for r in now_found}
+        ).values_list("search_id", "character_id"):
+            searchers[search_id].append(character_id)
+        Find.objects.bulk_create(
+            [
+                Find(
+                    structure_id=r.structure_id,
+                    character_id=character_id,
+                    result=r,
+                    cycle=cycle,
+                    found_at=now,
+                )
+                for r in now_found
+                for character_id in searchers[r.search_id]
+            ],
+            ignore_conflicts=True,
+        )
+    return len(results)
+
+
 @transaction.atomic
 def search_results_release(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
     """HAV-25b: downtime results reach the searchers at the next game; the cycle's influence
