@@ -1,5 +1,10 @@
 """Pages of the downtimes app, under /c/<slug>/ (the project's urls.py includes them)."""
 
-from .views import desk, submissions, votes
+from .views import cycles, desk, submissions, votes
 
-urlpatterns = [*submissions.urlpatterns, *desk.urlpatterns, *votes.urlpatterns]
+urlpatterns = [
+    *submissions.urlpatterns,
+    *desk.urlpatterns,
+    *votes.urlpatterns,
+    *cycles.urlpatterns,
+]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from rest_framework.routers import SimpleRouter
 
-from . import desk, submissions, votes
+from . import cycles, desk, submissions, votes
 
 
 def register(router: SimpleRouter) -> None:
-    for area in (submissions, desk, votes):
+    for area in (submissions, desk, votes, cycles):
         area.register(router)

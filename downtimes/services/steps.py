@@ -208,7 +208,7 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
                 subject=f"base:{character.player_id}",
                 character=character,
                 player_id=character.player_id,
-                title=f"{character.name}: base XP without a downtime",
+                title=f"{character.name}: base XP, no downtime (DT-03)",
                 explanation=f"{base} XP for a cycle without a downtime (DT-03)"
                 + (f"; {why_not}" if why_not else "."),
                 public_text=f"Base XP: {xp} (no downtime)" + (f"; {why_not}" if why_not else "."),
@@ -364,7 +364,7 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 subject=f"base:{s.player_id}",
                 character=s.character,
                 player_id=s.player_id,
-                title=f"{s.character.name}: base XP for the downtime",
+                title=f"{s.character.name}: base XP, submitted downtime (DT-03)",
                 explanation=f"{base} XP for a submitted downtime (DT-03)"
                 + (f"; {why_not}" if why_not else "."),
                 public_text=f"Base XP: {xp}" + (f"; {why_not}" if why_not else "."),
@@ -384,7 +384,7 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 subject=f"report:{pick.pk}",
                 character=pick.submission.character,
                 player_id=player_id,
-                title=f"{pick.submission.character.name}: game report picked",
+                title=f"{pick.submission.character.name}: game report picked (DT-05)",
                 explanation=f"{amount} XP for a game report the STs picked (DT-05)"
                 + (f"; {why_not}" if why_not else "."),
                 public_text=f"Your game report was picked: {xp} XP"
@@ -403,7 +403,7 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 step="awards",
                 subject=f"votes:{player_id}",
                 player_id=player_id,
-                title=f"{award.name}: votes",
+                title=f"{award.name}: votes won: {won} (DT-07)",
                 explanation=f"{award.xp} XP for winning {won}, once per player (DT-07/08)"
                 + (f"; {why_not}" if why_not else "."),
                 public_text=f"Votes: {won}: {xp} XP" + (f"; {why_not}" if why_not else "."),

@@ -1,0 +1,67 @@
+"""Reads the resolution pages and the API share (issue 6), already limited to what the caller
+may see by the views' access checks."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+from django.db.models import Count, Max, OuterRef, Q, Subquery
+
+from chronicle.models import Cycle
+
+from .models import ChunkStatus, OutcomeOverride, ResolutionRun, StepChunk
+from .services.pipeline import Progress, ReleasePlan, StepProgress
+from .services.steps import STEPS
+
+
+def progress_by_cycle(cycles: list[Cycle]) -> dict[int, Progress]:
+    """`pipeline.run_progress` for many cycles at once (two queries, whatever their number):
+    each cycle's latest run with its chunks done per step. A cycle never resolved is absent."""
+    latest = (
+        ResolutionRun.objects.filter(cycle=OuterRef("cycle")).order_by("-number").values("number")
+    )
+    runs = list(
+        ResolutionRun.objects.filter(
+            cycle__in=[c.pk for c in cycles], number=Subquery(latest[:1])
+        ).select_related("started_by")
+    )
+    counts: dict[int, dict[str, tuple[int, int]]] = defaultdict(dict)
+    for row in (
+        StepChunk.objects.filter(run__in=[r.pk for r in runs])
+        .values("run_id", "step")
+        .annotate(total=Count("pk"), done=Count("pk", filter=Q(status=ChunkStatus.DONE)))
+        .order_by()
+    ):
+        counts[row["run_id"]][row["step"]] = (row["done"], row["total"])
+    progress = {}
+    for run in runs:
+        steps = [
+            StepProgress(
+                name=step.name,
+                label=f"{step.label} ({step.rule})",
+                done=counts[run.pk].get(step.name, (0, 0))[0],
+                total=counts[run.pk].get(step.name, (0, 0))[1],
+            )
+            for step in STEPS
+        ]
+        progress[run.cycle_id] = Progress(
+            run=run,
+            done=sum(s.done for s in steps),
+            total=sum(s.total for s in steps),
+            steps=steps,
+        )
+    return progress
+
+
+def release_plan_key(cycle: Cycle, plan: ReleasePlan) -> tuple[int, str]:
+    """What a release confirmation was read from: the latest run's number, and a digest of the
+    plan's figures and of the overrides' last change (a changed XP or search result changes
+    it). A release naming another key was confirmed for another preview (two queries)."""
+    run = ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0
+    changed = OutcomeOverride.objects.filter(cycle=cycle).aggregate(at=Max("at"))["at"]
+    figures = (
+        f"{run}|{plan.outcomes}|{plan.xp_entries}|{plan.xp_total}|{plan.players}|"
+        f"{plan.haven_outcomes}|{plan.overrides}|{changed.isoformat() if changed else ''}"
+    )
+    return run, hashlib.sha256(figures.encode()).hexdigest()[:32]
