@@ -243,6 +243,7 @@ class RunStatus(models.TextChoices):
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     SUPERSEDED = "superseded", "Superseded by a later run"
+    FAILED = "failed", "Failed: a step could not be computed"
 
 
 class ResolutionRun(models.Model):
@@ -277,6 +278,7 @@ class ResolutionRun(models.Model):
 class ChunkStatus(models.TextChoices):
     PENDING = "pending", "Pending"
     DONE = "done", "Done"
+    FAILED = "failed", "Failed"
 
 
 class StepChunk(models.Model):
@@ -297,6 +299,9 @@ class StepChunk(models.Model):
     enqueued_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     outcomes = models.PositiveIntegerField(default=0)
+    # The last failure that was not a lost connection (those retry on their own): shown to the
+    # STs when the chunk gives up.
+    error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["run", "position", "number"]

@@ -44,6 +44,8 @@ def sweep_pipeline() -> int:
 def send_cycle_summaries(cycle_id: int) -> int:
     """After a release: the players' summary e-mails, keyed, in batches."""
     sent = pipeline.summaries_send(cycle_id=cycle_id)
-    if sent >= 500:
+    # More to send after a batch that got through: go on. A batch that sent nothing (the mail
+    # server is down) leaves the rest to the sweeper, a few minutes later.
+    if sent and pipeline.summaries_pending(cycle_id=cycle_id):
         send_cycle_summaries.delay(cycle_id)
     return sent

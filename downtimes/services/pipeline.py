@@ -16,9 +16,12 @@ Exactly once, whatever happens:
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import os
+import time
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -26,7 +29,7 @@ from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
@@ -45,7 +48,9 @@ from ..models import (
     StepChunk,
 )
 from .desk import desk_release
-from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, cash_in_for
+from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, reader_players
+
+log = logging.getLogger(__name__)
 
 CHUNK_TASK = "downtimes.tasks.resolve_chunk"
 SUMMARY_TASK = "downtimes.tasks.send_cycle_summaries"
@@ -83,8 +88,13 @@ def _require_staff(cycle: Cycle, by: User | None) -> None:
 def _lock_cycle(cycle: Cycle | int) -> Cycle:
     pk = cycle if isinstance(cycle, int) else cycle.pk
     # Only the cycle's row: locking its chronicle and game too would serialize unrelated work.
+    # NO KEY UPDATE, because a chunk's outcome INSERT checks its cycle foreign key with KEY
+    # SHARE: FOR UPDATE here made re-resolving during a chunk a deadlock (the chunk waiting on
+    # the cycle, cycle_resolve waiting on the chunk's SHARE lock of the run it supersedes).
     return (
-        Cycle.objects.select_for_update(of=("self",)).select_related("chronicle", "game").get(pk=pk)
+        Cycle.objects.select_for_update(of=("self",), no_key=True)
+        .select_related("chronicle", "game")
+        .get(pk=pk)
     )
 
 
@@ -223,46 +233,107 @@ def _finish(run: ResolutionRun, now: dt.datetime) -> None:
         _transition(cycle, CycleStatus.RESOLVED, now, run.started_by)
 
 
+def _lock_run(run_id: int) -> ResolutionRun | None:
+    """The run's row, locked after its cycle's: cycle_resolve takes the cycle and then
+    supersedes the run, and finishing a run (`_finish`) marks the cycle resolved, so both
+    orders must be the same or a run finishing during a re-resolve is a deadlock."""
+    cycle_id = ResolutionRun.objects.filter(pk=run_id).values_list("cycle_id", flat=True).first()
+    if cycle_id is None:
+        return None
+    _lock_cycle(cycle_id)
+    return ResolutionRun.objects.select_for_update().filter(pk=run_id).first()
+
+
 @transaction.atomic
 def run_advance(*, run_id: int, now: dt.datetime | None = None) -> None:
-    run = ResolutionRun.objects.select_for_update().filter(pk=run_id).first()
+    run = _lock_run(run_id)
     if run is None or run.status != RunStatus.RUNNING:
         return
     _advance(run, _now(now))
 
 
+def _test_hold(step: str) -> None:
+    """A test hook, never set in production: the fault tests (tests/pipeline/
+    test_worker_faults.py) give a worker CHRONICLE_PIPELINE_TEST_HOLD = {step: path}. A chunk
+    of that step then waits, its outcomes written but not committed, while the file at `path`
+    exists (ten minutes at most), so the test can kill the worker or restart PostgreSQL right
+    there, and lets the chunk go by removing the file."""
+    path = getattr(settings, "CHRONICLE_PIPELINE_TEST_HOLD", {}).get(step)
+    deadline = time.monotonic() + 600
+    while path and os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+MAX_ATTEMPTS = 3
+
+
+def _chunk_failed(chunk_id: int, exc: Exception, now: dt.datetime) -> None:
+    """Record a failure that retrying the connection will not cure (bad data, a bug): the
+    sweeper tries the chunk again, and after `MAX_ATTEMPTS` the chunk and its run fail, with
+    the error on the cycle page, rather than a progress bar that never moves."""
+    with transaction.atomic():
+        chunk = StepChunk.objects.select_for_update(of=("self",)).filter(pk=chunk_id).first()
+        if chunk is None or chunk.status != ChunkStatus.PENDING:
+            return
+        attempts = chunk.attempts + 1
+        failed = attempts >= MAX_ATTEMPTS
+        StepChunk.objects.filter(pk=chunk_id).update(
+            attempts=attempts,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            status=ChunkStatus.FAILED if failed else ChunkStatus.PENDING,
+            finished_at=now if failed else None,
+        )
+        if failed:
+            ResolutionRun.objects.filter(pk=chunk.run_id, status=RunStatus.RUNNING).update(
+                status=RunStatus.FAILED, finished_at=now
+            )
+
+
 def chunk_run(*, chunk_id: int, now: dt.datetime | None = None) -> bool:
     """Compute one chunk's outcomes and mark it done, in one transaction; then move the run
-    on. False when there was nothing to do (done, superseded, or another worker has it)."""
+    on. False when there was nothing to do (done, superseded, or another worker has it), or
+    when the step failed on its data (recorded on the chunk; see `_chunk_failed`). A lost
+    database connection is raised, for the task's retry."""
     now = _now(now)
-    with transaction.atomic():
-        chunk = (
-            StepChunk.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("run__cycle__chronicle", "run__cycle__game")
-            .filter(pk=chunk_id, status=ChunkStatus.PENDING)
-            .first()
-        )
-        if chunk is None or not _share_run(chunk.run_id):
-            return False
-        cycle = chunk.run.cycle
-        outcomes = STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now)
-        for outcome in outcomes:
-            outcome.cycle = cycle
-            outcome.run = chunk.run
-            outcome.position = OUTCOME_POSITION[outcome.step]
-        Outcome.objects.bulk_create(
-            outcomes,
-            update_conflicts=True,
-            unique_fields=["cycle", "step", "subject"],
-            update_fields=OUTCOME_FIELDS,
-            batch_size=500,
-        )
-        StepChunk.objects.filter(pk=chunk.pk).update(
-            status=ChunkStatus.DONE,
-            finished_at=now,
-            outcomes=len(outcomes),
-            attempts=chunk.attempts + 1,
-        )
+    try:
+        with transaction.atomic():
+            chunk = (
+                StepChunk.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("run__cycle__chronicle", "run__cycle__game")
+                .filter(pk=chunk_id, status=ChunkStatus.PENDING)
+                .first()
+            )
+            if chunk is None or not _share_run(chunk.run_id):
+                return False
+            cycle = chunk.run.cycle
+            outcomes = STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now)
+            for outcome in outcomes:
+                outcome.cycle = cycle
+                outcome.run = chunk.run
+                outcome.position = OUTCOME_POSITION[outcome.step]
+                # Names are the players' to choose: a long one must not fail the chunk.
+                outcome.title = outcome.title[:200]
+            Outcome.objects.bulk_create(
+                outcomes,
+                update_conflicts=True,
+                unique_fields=["cycle", "step", "subject"],
+                update_fields=OUTCOME_FIELDS,
+                batch_size=500,
+            )
+            _test_hold(chunk.step)
+            StepChunk.objects.filter(pk=chunk.pk).update(
+                status=ChunkStatus.DONE,
+                finished_at=now,
+                outcomes=len(outcomes),
+                attempts=chunk.attempts + 1,
+                error="",
+            )
+    except (OperationalError, InterfaceError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other failure is the chunk's, recorded
+        log.exception("Resolution chunk %s failed", chunk_id)
+        _chunk_failed(chunk_id, exc, now)
+        return False
     run_advance(run_id=chunk.run_id, now=now)
     return True
 
@@ -277,7 +348,7 @@ def pipeline_sweep(*, now: dt.datetime | None = None) -> int:
         "pk", flat=True
     ):
         with transaction.atomic():
-            run = ResolutionRun.objects.select_for_update().filter(pk=run_id).first()
+            run = _lock_run(run_id)
             if run is None or run.status != RunStatus.RUNNING:
                 continue
             stale = list(
@@ -290,6 +361,8 @@ def pipeline_sweep(*, now: dt.datetime | None = None) -> int:
                 _enqueue(stale)
                 again += len(stale)
             _advance(run, now)
+    with transaction.atomic():
+        _summaries_sweep(now)
     return again
 
 
@@ -331,6 +404,7 @@ class Progress:
     done: int
     total: int
     steps: list[StepProgress]
+    errors: list[str] = field(default_factory=list)
 
     @property
     def percent(self) -> int:
@@ -342,7 +416,7 @@ class Progress:
 
 
 def run_progress(*, cycle: Cycle) -> Progress:
-    """The latest run's chunks done per step (two queries)."""
+    """The latest run's chunks done per step, and its chunks' failures (three queries)."""
     run = ResolutionRun.objects.filter(cycle=cycle).order_by("-number").first()
     if run is None:
         return Progress(run=None, done=0, total=0, steps=[])
@@ -361,11 +435,26 @@ def run_progress(*, cycle: Cycle) -> Progress:
         )
         for step in STEPS
     ]
+    labels = {step.name: f"{step.label} ({step.rule})" for step in STEPS}
+    errors = [
+        f"{labels.get(step, step)}, chunk {number + 1}: "
+        + (
+            f"failed {attempts} times and stopped: {error}. Correct what it names and "
+            "resolve again."
+            if status == ChunkStatus.FAILED
+            else f"failed ({error}); it is tried again within a minute."
+        )
+        for step, number, status, attempts, error in StepChunk.objects.filter(run=run)
+        .exclude(error="")
+        .order_by("position", "number")
+        .values_list("step", "number", "status", "attempts", "error")
+    ]
     return Progress(
         run=run,
         done=sum(s.done for s in steps),
         total=sum(s.total for s in steps),
         steps=steps,
+        errors=errors,
     )
 
 
@@ -484,19 +573,40 @@ STALE_PREVIEW = (
 )
 
 
-def _check_cash_in(cycle: Cycle, outcomes: list[Outcome]) -> None:
-    cashing = {
-        int(o.subject.split(":")[1]): o
-        for o in outcomes
-        if o.step == "no_downtime" and o.subject.startswith("cash-in:")
-    }
-    if not cashing:
-        return
-    characters = list(Character.objects.filter(pk__in=cashing))
-    now_cash = cash_in_for(cycle, characters)
-    for pk, outcome in cashing.items():
-        if now_cash[pk].points != outcome.value.get("cash_in"):
-            raise ValidationError(STALE_PREVIEW.format(what="influence left to cash in"))
+RECHECKED_STEPS = ("no_downtime", "awards")
+
+
+def _recheck(cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> None:
+    """What the awards and the no-downtime defaults pay can change after the preview (a
+    report picked or unpicked, the sign-in sheet, an at-game spend): compute those steps
+    again with the run's chunks and refuse a release that would pay anything but what the
+    STs reviewed. A step's error (a ballot the rules refuse) blocks the release too."""
+    for o in outcomes:
+        if "error" in o.value:
+            raise ValidationError(f"{o.title}: {o.value['error']} Fix it and resolve again.")
+    run = (
+        ResolutionRun.objects.filter(cycle=cycle, status=RunStatus.DONE).order_by("-number").first()
+    )
+    if run is None:
+        raise ValidationError(STALE_PREVIEW.format(what="no finished resolution"))
+
+    def key(o: Outcome) -> tuple[str | None, Any]:
+        return (None if o.xp is None else str(_quantized(o.xp)), o.value)
+
+    fresh: dict[tuple[str, str], tuple[Outcome, tuple[str | None, Any]]] = {}
+    for chunk in StepChunk.objects.filter(run=run, step__in=RECHECKED_STEPS).order_by("pk"):
+        for o in STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now):
+            fresh[o.step, o.subject] = (o, key(o))
+    previewed = {(o.step, o.subject): (o, key(o)) for o in outcomes if o.step in RECHECKED_STEPS}
+    for subject in sorted(set(fresh) | set(previewed)):
+        was, now_is = previewed.get(subject), fresh.get(subject)
+        if was is None or now_is is None or was[1] != now_is[1]:
+            title = (was or now_is)[0].title  # type: ignore[index]
+            raise ValidationError(STALE_PREVIEW.format(what=f"“{title}”"))
+
+
+def _quantized(xp: Decimal) -> Decimal:
+    return Decimal(xp).quantize(Decimal("0.1"))
 
 
 @transaction.atomic
@@ -524,7 +634,7 @@ def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = No
     now_values = {(o.step, o.subject): o.value for o in applied}
     if previewed != now_values:
         raise ValidationError(STALE_PREVIEW.format(what="the havens"))
-    _check_cash_in(cycle, outcomes)
+    _recheck(cycle, outcomes, now)
 
     spends = [
         InfluenceSpend(
@@ -579,8 +689,7 @@ def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = No
         (o.pk, player)
         for o in outcomes
         if o.public_text
-        for player in {o.player_id, *(player_of.get(pk) for pk in o.readers)}
-        if player is not None
+        for player in reader_players(o.player_id, o.readers, player_of)
     }
     OutcomeReader.objects.bulk_create(
         [OutcomeReader(outcome_id=o, player_id=p) for o, p in readers],
@@ -595,12 +704,16 @@ def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = No
     return True
 
 
-def _public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
+def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
+    """The player's words for one outcome, as the results page and the summary e-mail give
+    them: an XP override says so, without the STs' note. (Search rulings need no words here: the
+    searchers' line points to their searches page, which shows the ruling.)"""
     override = overrides.get((outcome.step, outcome.subject))
     if override is None:
         return outcome.public_text
     if override.xp is not None:
-        return f"{outcome.public_text} A storyteller set this to {override.xp} XP: {override.note}"
+        # The note is the STs' own record (DESIGN: ST notes are never shown to players).
+        return f"{outcome.public_text} A storyteller set this to {override.xp} XP."
     return outcome.public_text
 
 
@@ -616,7 +729,7 @@ def _summaries_queue(
     by_id = {o.pk: o for o in outcomes}
     lines: dict[int, list[str]] = defaultdict(list)
     for outcome_id, player in sorted(readers, key=lambda r: (by_id[r[0]].position, r[0])):
-        lines[player].append(_public_line(by_id[outcome_id], overrides))
+        lines[player].append(public_line(by_id[outcome_id], overrides))
     character_of: dict[int, int] = {}
     for o in outcomes:
         if o.player_id and o.character_id:
@@ -649,30 +762,66 @@ def _summaries_queue(
     Notification.objects.bulk_create(notes, ignore_conflicts=True, batch_size=500)
 
 
+def _unsent_summaries(cycle_id: int) -> QuerySet[Notification]:
+    return Notification.objects.filter(
+        key__startswith=f"cycle:{cycle_id}:summary:", sent_at__isnull=True
+    )
+
+
 def summaries_send(*, cycle_id: int, limit: int = 500) -> int:
-    """Send the cycle's summary e-mails not sent yet (keyed rows; a re-run sends nothing
-    twice). Returns how many left."""
+    """Send up to `limit` of the cycle's summary e-mails not sent yet; returns how many were
+    sent. Each row is claimed before its mail leaves (two workers never send one twice) and
+    released again if sending fails, so the sweeper sends it later."""
     from django.core.mail import send_mail
 
     pending = list(
-        Notification.objects.filter(
-            key__startswith=f"cycle:{cycle_id}:summary:", sent_at__isnull=True
-        )
-        .select_related("character__player")
-        .order_by("pk")[:limit]
+        _unsent_summaries(cycle_id).select_related("character__player").order_by("pk")[:limit]
     )
     sent = 0
     for note in pending:
         player = note.character.player
-        # Claim the row first, so two workers never send one mail twice.
         if not Notification.objects.filter(pk=note.pk, sent_at__isnull=True).update(
             sent_at=timezone.now()
         ):
             continue
-        if player is not None and player.email:
+        if player is None or not player.email:
+            continue  # nobody to write to: the results page still has it
+        try:
             send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [player.email])
-            sent += 1
+        except Exception:  # noqa: BLE001 - the mail server's failure, not ours: try later
+            log.exception("Summary %s could not be sent; the sweeper tries again", note.key)
+            Notification.objects.filter(pk=note.pk).update(sent_at=None)
+            continue
+        sent += 1
     return sent
+
+
+def summaries_pending(*, cycle_id: int) -> bool:
+    return _unsent_summaries(cycle_id).exists()
+
+
+SUMMARY_RETRY_AFTER = dt.timedelta(minutes=5)
+
+
+def _summaries_sweep(now: dt.datetime) -> int:
+    """Released cycles with a summary left unsent for a while (a lost message, a mail server
+    down): send their task again. One query."""
+    keys = (
+        Notification.objects.filter(
+            key__startswith="cycle:",
+            key__contains=":summary:",
+            sent_at__isnull=True,
+            created_at__lt=now - SUMMARY_RETRY_AFTER,
+        )
+        .values_list("key", flat=True)
+        .distinct()
+    )
+    cycle_ids = sorted({int(key.split(":")[1]) for key in keys})
+    for cycle_id in cycle_ids:
+        transaction.on_commit(
+            lambda cycle_id=cycle_id: current_app.send_task(SUMMARY_TASK, args=[cycle_id])  # type: ignore[misc]
+        )
+    return len(cycle_ids)
 
 
 def results_for(*, user: User, cycle: Cycle | None = None) -> QuerySet[Outcome]:
@@ -686,34 +835,42 @@ def results_for(*, user: User, cycle: Cycle | None = None) -> QuerySet[Outcome]:
 
 
 def xp_report(*, cycle: Cycle) -> list[dict[str, Any]]:
-    """Every XP line of the cycle with its reason: the ledger once released, the preview (with
-    overrides) before."""
-    if cycle.status == CycleStatus.RELEASED:
-        return [
-            {
-                "player": e.player.get_full_name() or e.player.username,
-                "character": e.character.name if e.character else "",
-                "xp": e.amount,
-                "reason": e.reason,
-                "kind": e.get_kind_display(),
-                "note": "",
-            }
-            for e in XpEntry.objects.filter(cycle=cycle)
-            .select_related("player", "character")
-            .order_by("player__username", "created_at", "pk")
-        ]
+    """Every XP line of the cycle with its reason, in one shape before and after the release:
+    the ledger's entries of the cycle (purchases are charged at sign-off, XP-01), and the
+    awards — from the preview, overrides applied, until they are in the ledger too."""
     overrides = overrides_for(cycle=cycle)
-    rows = []
-    for o in outcomes_for(cycle=cycle).filter(xp__isnull=False):
-        override = overrides.get((o.step, o.subject))
-        rows.append(
-            {
-                "player": (o.player.get_full_name() or o.player.username) if o.player else "",
-                "character": o.character.name if o.character else "",
-                "xp": effective_xp(o, overrides),
-                "reason": o.explanation,
-                "kind": "Award (preview)",
-                "note": override.note if override else "",
-            }
-        )
+    notes = {
+        f"cycle:{cycle.pk}:{step}:{subject}"[:120]: o.note
+        for (step, subject), o in overrides.items()
+    }
+
+    def person(user: User | None) -> str:
+        return (user.get_full_name() or user.username) if user else ""
+
+    rows: list[dict[str, Any]] = [
+        {
+            "player": person(e.player),
+            "character": e.character.name if e.character else "",
+            "xp": e.amount,
+            "reason": e.reason,
+            "kind": e.get_kind_display(),
+            "note": notes.get(e.key, ""),
+        }
+        for e in XpEntry.objects.filter(cycle=cycle)
+        .select_related("player", "character")
+        .order_by("player__username", "created_at", "pk")
+    ]
+    if cycle.status != CycleStatus.RELEASED:
+        for o in outcomes_for(cycle=cycle).filter(xp__isnull=False):
+            override = overrides.get((o.step, o.subject))
+            rows.append(
+                {
+                    "player": person(o.player),
+                    "character": o.character.name if o.character else "",
+                    "xp": effective_xp(o, overrides),
+                    "reason": o.title,
+                    "kind": "Award (preview)",
+                    "note": override.note if override else "",
+                }
+            )
     return rows

@@ -26,11 +26,11 @@ from characters.models import (
     InfluenceLoan,
     InfluenceSpend,
     PurchaseStatus,
-    Status,
     TorporHold,
     XpPurchase,
 )
 from characters.services.purchases import describe
+from characters.services.records import PC_IN_PLAY
 from chronicle.models import Attendance, Cycle
 from chronicle.rules import settings_for
 
@@ -57,14 +57,16 @@ def _xp(value: Decimal | int) -> Decimal:
 
 
 def _pcs(cycle: Cycle, lo: int, hi: int) -> Any:
-    """The chunk's player characters in play: approved, with a player, active."""
+    """The chunk's player characters in play: approved, with a player, active, in torpor or
+    staked."""
     return Character.objects.filter(
         chronicle_id=cycle.chronicle_id,
         pk__gte=lo,
         pk__lte=hi,
         player__isnull=False,
         approval=Approval.APPROVED,
-        status=Status.ACTIVE,
+        # A PC in torpor or staked is still in play: its player keeps DT-03's XP.
+        status__in=PC_IN_PLAY,
     )
 
 
@@ -332,7 +334,7 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
             status=SubmissionStatus.SUBMITTED,
             player_id__gte=lo,
             player_id__lte=hi,
-            character__status=Status.ACTIVE,
+            character__status__in=PC_IN_PLAY,
             character__approval=Approval.APPROVED,
         )
         .select_related("character")
@@ -344,6 +346,18 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
         ).select_related("submission__character")
     )
     tally = tally_for(cycle=cycle)
+    if tally.error:
+        # A stored ballot the rules refuse: no vote award can be computed, and the release
+        # refuses until it is fixed (an outcome carrying "error" blocks it).
+        outcomes.append(
+            Outcome(
+                step="awards",
+                subject="votes:error",
+                title="The votes could not be counted",
+                explanation=f"{tally.error} Fix the ballot on the desk and resolve again.",
+                value={"error": tally.error},
+            )
+        )
     voted = {
         int(a.player): a for a in tally.awards if a.player.isdigit() and lo <= int(a.player) <= hi
     }
@@ -437,6 +451,9 @@ def notifications(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outc
             chronicle_id=cycle.chronicle_id, player_id__gte=lo, player_id__lte=hi
         ).values_list("pk", "player_id")
     )
+    # The summary is a keyed row on a character (characters.Notification): a player without
+    # one (an NPC volunteer who won a vote) reads the results page but gets no e-mail.
+    mailable = set(player_of.values())
     counts: dict[int, int] = defaultdict(int)
     # Only this run's outcomes: a superseded run's rows are deleted when this one finishes.
     for player_id, readers in (
@@ -445,7 +462,7 @@ def notifications(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outc
         .values_list("player_id", "readers")
     ):
         for player in reader_players(player_id, readers, player_of):
-            if lo <= player <= hi:
+            if player in mailable:
                 counts[player] += 1
     return [
         Outcome(

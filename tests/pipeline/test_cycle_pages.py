@@ -362,10 +362,10 @@ def test_the_cycle_page_costs_the_same_for_1_or_200_outcomes(
         for i in range(0, count, 2)
     )
     client = st(month)
-    # session, user, membership, cycle; the latest run and its chunk counts (run_progress);
-    # the outcomes with player and character; the overrides with their author; outcomes per
-    # step; the header's chronicle switcher.
-    with django_assert_num_queries(10):
+    # session, user, membership, cycle; the latest run, its chunk counts and its chunks'
+    # failures (run_progress); the outcomes with player and character; the overrides with
+    # their author; outcomes per step; the header's chronicle switcher.
+    with django_assert_num_queries(11):
         response = client.get(url("cycle_resolution", 1))
     assert response.status_code == 200
     assert response.content.decode().count('class="outcome"') == count
@@ -544,7 +544,8 @@ def test_results_show_an_xp_override_as_the_summary_mail_does(month: Month) -> N
     )
     pipeline.cycle_release(cycle=month.cycle, by=month.world.users["storyteller"])
     body = month.world.client("player_alice").get(url("results")).content.decode()
-    assert "Base XP: 2.5. A storyteller set this to 4.0 XP: Ran the plot" in body
+    assert "Base XP: 2.5. A storyteller set this to 4.0 XP." in body
+    assert "Ran the plot" not in body  # the note is the STs' own
 
 
 def test_the_vote_tally_says_when_awards_are_paid(month: Month) -> None:

@@ -92,7 +92,8 @@ def test_override_is_kept_through_re_resolving_and_paid_at_release(month: Month)
     entry = XpEntry.objects.get(cycle=month.cycle, player=bob)
     assert entry.amount == Decimal("2.5")
     summary = Notification.objects.get(key=f"cycle:{month.cycle.pk}:summary:{bob.pk}")
-    assert "Waiver found in the car." in summary.body
+    assert "A storyteller set this to 2.5 XP." in summary.body
+    assert "Waiver found in the car." not in summary.body  # ST notes stay with the STs
 
 
 @pytest.mark.parametrize(
