@@ -55,3 +55,4 @@ clean:
 bench: $(VENV)/.installed-run
 	$(PY) bench/run.py
 	$(PY) bench/havens.py
+	$(PY) bench/pipeline.py
