@@ -227,29 +227,39 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
 
 
 def torpor_holds(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
-    """TOR-01: a hold lasts one downtime; at the release the captive recovers overnight, unless
-    another hold or a captivity still keeps them (the sweeper's rules, applied at release)."""
+    """TOR-01: a hold lasts one downtime; the captive then recovers overnight, unless another
+    hold or a captivity still keeps them. The hourly sweeper (characters, issue 3) ends a hold
+    once its cycle closes, so the preview lists the cycle's holds whether ended already or
+    ending at the release (which runs the same sweep)."""
     holds = TorporHold.objects.filter(
-        cycle=cycle, captive_id__gte=lo, captive_id__lte=hi, ended_at__isnull=True
+        cycle=cycle, captive_id__gte=lo, captive_id__lte=hi
     ).select_related("captive", "holder")
-    return [
-        Outcome(
-            step="torpor_holds",
-            subject=f"hold:{hold.pk}",
-            character=hold.captive,
-            player_id=hold.captive.player_id,
-            title=f"{hold.captive.name}: torpor hold ends",
-            explanation=(
-                f"{hold.holder.name}'s hold on {hold.captive.name} ends with this downtime; "
-                f"{hold.captive.name} recovers overnight unless something else keeps them "
-                "(TOR-01)."
-            ),
-            public_text=f"The torpor hold on {hold.captive.name} ends with this downtime (TOR-01).",
-            value={"ends": True},
-            readers=[hold.captive_id],
+    outcomes = []
+    for hold in holds:
+        captive, holder = hold.captive, hold.holder
+        if hold.ended_at:
+            local = hold.ended_at.astimezone(cycle.chronicle.tz)
+            when = f"ended when the downtime closed ({local:%Y-%m-%d %H:%M})"
+        else:
+            when = "ends with the release"
+        outcomes.append(
+            Outcome(
+                step="torpor_holds",
+                subject=f"hold:{hold.pk}",
+                character=captive,
+                player_id=captive.player_id,
+                title=f"{captive.name}: torpor hold ends (TOR-01)",
+                explanation=(
+                    f"{holder.name}'s hold on {captive.name} lasts one downtime and {when}; "
+                    f"{captive.name} recovers overnight unless another hold or a captivity "
+                    f"keeps them (TOR-01). Now: {captive.get_status_display().lower()}."
+                ),
+                public_text=f"The torpor hold on {captive.name} ends with this downtime (TOR-01).",
+                value={"ends": True},
+                readers=[hold.captive_id],
+            )
         )
-        for hold in holds
-    ]
+    return outcomes
 
 
 def diablerie_steps(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:

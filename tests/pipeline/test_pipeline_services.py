@@ -219,3 +219,20 @@ def test_closing_early_locks_submissions_with_a_clear_message(month: Month) -> N
         )
     with pytest.raises(PermissionDenied):
         pipeline.cycle_close_now(cycle=month.cycle, by=alice, now=DURING)
+
+
+def test_a_hold_the_hourly_sweep_already_ended_is_still_in_the_preview(
+    month: Month,
+    make_character,  # type: ignore[no-untyped-def]
+) -> None:
+    from characters.services.sweepers import torpor_holds_sweep
+
+    captive = make_character("Gustav", player=None, clan="brujah")
+    torpor_hold_record(
+        holder=month.lucien, captive=captive, cycle=month.cycle, by=_st(month), now=AFTER_DEADLINE
+    )
+    cycle_close(cycle=month.cycle, by=_st(month), now=AFTER_DEADLINE)
+    assert torpor_holds_sweep(now=AFTER_DEADLINE) == 1  # beat's hourly sweep, at the close
+    pipeline.cycle_resolve_inline(cycle=month.cycle, by=_st(month), now=AFTER_DEADLINE)
+    outcome = Outcome.objects.get(cycle=month.cycle, step="torpor_holds")
+    assert "ended when the downtime closed" in outcome.explanation
