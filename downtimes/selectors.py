@@ -3,14 +3,14 @@ may see by the views' access checks."""
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 
-from django.db.models import Count, Max, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery
 
 from chronicle.models import Cycle
 
-from .models import ChunkStatus, OutcomeOverride, ResolutionRun, StepChunk
+from .models import ChunkStatus, ResolutionRun, StepChunk
+from .services import pipeline
 from .services.pipeline import Progress, ReleasePlan, StepProgress
 from .services.steps import STEPS
 
@@ -55,13 +55,5 @@ def progress_by_cycle(cycles: list[Cycle]) -> dict[int, Progress]:
 
 
 def release_plan_key(cycle: Cycle, plan: ReleasePlan) -> tuple[int, str]:
-    """What a release confirmation was read from: the latest run's number, and a digest of the
-    plan's figures and of the overrides' last change (a changed XP or search result changes
-    it). A release naming another key was confirmed for another preview (two queries)."""
-    run = ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0
-    changed = OutcomeOverride.objects.filter(cycle=cycle).aggregate(at=Max("at"))["at"]
-    figures = (
-        f"{run}|{plan.outcomes}|{plan.xp_entries}|{plan.xp_total}|{plan.players}|"
-        f"{plan.haven_outcomes}|{plan.overrides}|{changed.isoformat() if changed else ''}"
-    )
-    return run, hashlib.sha256(figures.encode()).hexdigest()[:32]
+    """What a release confirmation was read from (see `pipeline.release_key`)."""
+    return pipeline.release_key(cycle=cycle, plan=plan)

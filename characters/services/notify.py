@@ -38,5 +38,7 @@ def notify(
         send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [address])
         Notification.objects.filter(pk=note.pk).update(sent_at=timezone.now())
 
-    transaction.on_commit(deliver)
+    # robust: a mail server that is down must not turn the committed work into a 500; the row
+    # stays unsent (sent_at empty) for an ST to see.
+    transaction.on_commit(deliver, robust=True)
     return True

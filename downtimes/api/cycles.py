@@ -342,8 +342,10 @@ class ResolutionViewSet(
                 status=status.HTTP_409_CONFLICT,
             )
         key = body.validated_data.get("key")
+        expected: tuple[int, str] | None = None
         if key is not None:
-            _, current = release_plan_key(cycle, pipeline.release_plan(cycle=cycle))
+            run, current = release_plan_key(cycle, pipeline.release_plan(cycle=cycle))
+            expected = (run, key)
             if key != current:
                 return Response(
                     error_body(
@@ -352,7 +354,18 @@ class ResolutionViewSet(
                     ),
                     status=status.HTTP_409_CONFLICT,
                 )
-        if not pipeline.cycle_release(cycle=cycle, by=chronicle_access.acting_user(request.user)):
+        try:
+            released = pipeline.cycle_release(
+                cycle=cycle,
+                by=chronicle_access.acting_user(request.user),
+                expected_key=expected,
+            )
+        except pipeline.PreviewChanged as exc:
+            return Response(
+                error_body("plan_changed", " ".join(exc.messages)),
+                status=status.HTTP_409_CONFLICT,
+            )
+        if not released:
             return Response(
                 error_body("already_released", "The results of this cycle are already released."),
                 status=status.HTTP_409_CONFLICT,

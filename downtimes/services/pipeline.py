@@ -16,6 +16,7 @@ Exactly once, whatever happens:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 import os
 import time
@@ -120,13 +121,19 @@ def _transition(cycle: Cycle, status: str, now: dt.datetime, by: User | None) ->
     )
 
 
+def _send_after_commit(task: str, arg: int) -> None:
+    """Send a task by name once the transaction commits (so the services need not import the
+    tasks that call them). `robust`: a broker that is down must not turn the committed work
+    into a 500; the run records stay pending and the sweeper sends them again."""
+    transaction.on_commit(
+        lambda: current_app.send_task(task, args=[arg]),
+        robust=True,
+    )
+
+
 def _enqueue(chunk_ids: Iterable[int]) -> None:
-    """Send the chunks' tasks once the transaction that made them pending commits. By name,
-    so the services need not import the tasks that call them."""
     for pk in chunk_ids:
-        transaction.on_commit(
-            lambda pk=pk: current_app.send_task(CHUNK_TASK, args=[pk]),  # type: ignore[misc]
-        )
+        _send_after_commit(CHUNK_TASK, pk)
 
 
 # --- Close and resolve -------------------------------------------------------------------------
@@ -341,26 +348,46 @@ def chunk_run(*, chunk_id: int, now: dt.datetime | None = None) -> bool:
 def pipeline_sweep(*, now: dt.datetime | None = None) -> int:
     """The run records are the truth: enqueue again every chunk of a running run that is
     pending and was enqueued more than `STALE_AFTER` ago (its message was lost, or its worker
-    died), and move on runs whose enqueued chunks are all done. Returns the chunks enqueued."""
+    died), and move on runs whose enqueued chunks are all done. Returns the chunks enqueued.
+
+    It never waits for a lock: a chunk in flight holds its own row and its run's (SHARE), an
+    ST's action holds the cycle; what is busy now is looked at again in a minute."""
     now = _now(now)
     again = 0
-    for run_id in ResolutionRun.objects.filter(status=RunStatus.RUNNING).values_list(
-        "pk", flat=True
+    for run_id, cycle_id in ResolutionRun.objects.filter(status=RunStatus.RUNNING).values_list(
+        "pk", "cycle_id"
     ):
         with transaction.atomic():
-            run = _lock_run(run_id)
-            if run is None or run.status != RunStatus.RUNNING:
-                continue
             stale = list(
-                StepChunk.objects.filter(
-                    run=run, status=ChunkStatus.PENDING, enqueued_at__lt=now - STALE_AFTER
-                ).values_list("pk", flat=True)
+                StepChunk.objects.select_for_update(skip_locked=True, of=("self",))
+                .filter(
+                    run_id=run_id,
+                    run__status=RunStatus.RUNNING,
+                    status=ChunkStatus.PENDING,
+                    enqueued_at__lt=now - STALE_AFTER,
+                )
+                .values_list("pk", flat=True)
             )
             if stale:
                 StepChunk.objects.filter(pk__in=stale).update(enqueued_at=now)
                 _enqueue(stale)
                 again += len(stale)
-            _advance(run, now)
+        with transaction.atomic():
+            # The same order as everywhere (cycle, then run), without waiting.
+            cycle = list(
+                Cycle.objects.select_for_update(skip_locked=True, no_key=True, of=("self",))
+                .filter(pk=cycle_id)
+                .values_list("pk", flat=True)
+            )
+            run = (
+                ResolutionRun.objects.select_for_update(skip_locked=True)
+                .filter(pk=run_id, status=RunStatus.RUNNING)
+                .first()
+                if cycle
+                else None
+            )
+            if run is not None:
+                _advance(run, now)
     with transaction.atomic():
         _summaries_sweep(now)
     return again
@@ -559,9 +586,28 @@ def release_plan(*, cycle: Cycle) -> ReleasePlan:
         xp_total=sum(paid, Decimal(0)),
         players=len({o.player_id for o in outcomes if o.player_id and o.step == "notifications"}),
         haven_outcomes=sum(1 for o in outcomes if o.step in HAVEN_STEPS),
-        overrides=len(overrides),
+        # An override whose outcome a re-resolution dropped applies to nothing.
+        overrides=len(overrides.keys() & {(o.step, o.subject) for o in outcomes}),
         outcomes=len(outcomes),
     )
+
+
+def release_key(*, cycle: Cycle, plan: ReleasePlan | None = None) -> tuple[int, str]:
+    """What a release confirmation was read from: the latest run's number, and a digest of the
+    plan's figures and of the overrides' last change (a changed XP or search result changes
+    it). A release naming another key was confirmed for another preview."""
+    plan = plan or release_plan(cycle=cycle)
+    run = ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0
+    changed = OutcomeOverride.objects.filter(cycle=cycle).aggregate(at=Max("at"))["at"]
+    figures = (
+        f"{run}|{plan.outcomes}|{plan.xp_entries}|{plan.xp_total}|{plan.players}|"
+        f"{plan.haven_outcomes}|{plan.overrides}|{changed.isoformat() if changed else ''}"
+    )
+    return run, hashlib.sha256(figures.encode()).hexdigest()[:32]
+
+
+class PreviewChanged(ValidationError):
+    """The release was confirmed for another preview than the one about to be applied."""
 
 
 # --- Release ---------------------------------------------------------------------------------
@@ -610,11 +656,18 @@ def _quantized(xp: Decimal) -> Decimal:
 
 
 @transaction.atomic
-def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> bool:
+def cycle_release(
+    *,
+    cycle: Cycle,
+    by: User | None,
+    expected_key: tuple[int, str] | None = None,
+    now: dt.datetime | None = None,
+) -> bool:
     """Apply the reviewed preview in one transaction: haven changes (checked against the
     preview), search overrides, influence cashed in, XP ledger entries (overrides included),
     torpor holds ended; publish results; queue one summary e-mail per player. Releasing twice
-    does nothing the second time (False)."""
+    does nothing the second time (False). `expected_key` (from `release_key`) is what the ST
+    confirmed; another preview is refused with `PreviewChanged`."""
     from .haven_steps import havens_apply
 
     now = _now(now)
@@ -625,6 +678,13 @@ def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = No
     if cycle.status != CycleStatus.RESOLVED:
         raise ValidationError(
             "There is no finished preview to release: close the cycle and resolve it first."
+        )
+    # Checked under the cycle's lock: an override saved by another ST after the confirmation
+    # was read must not be released unseen.
+    if expected_key is not None and release_key(cycle=cycle) != tuple(expected_key):
+        raise PreviewChanged(
+            "The preview changed since this confirmation was shown: read what the release will "
+            "do again before releasing."
         )
     outcomes = list(outcomes_for(cycle=cycle))
     overrides = overrides_for(cycle=cycle)
@@ -700,7 +760,7 @@ def cycle_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = No
 
     Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
     _transition(cycle, CycleStatus.RELEASED, now, by)
-    transaction.on_commit(lambda: current_app.send_task(SUMMARY_TASK, args=[cycle.pk]))
+    _send_after_commit(SUMMARY_TASK, cycle.pk)
     return True
 
 
@@ -770,29 +830,35 @@ def _unsent_summaries(cycle_id: int) -> QuerySet[Notification]:
 
 def summaries_send(*, cycle_id: int, limit: int = 500) -> int:
     """Send up to `limit` of the cycle's summary e-mails not sent yet; returns how many were
-    sent. Each row is claimed before its mail leaves (two workers never send one twice) and
-    released again if sending fails, so the sweeper sends it later."""
+    sent. Each row is locked (SKIP LOCKED) while its mail leaves and marked sent in the same
+    transaction: two workers never send one twice, and a worker killed mid-send leaves it
+    unsent for the sweeper (at least once: only a kill between the mail server's "accepted"
+    and the commit can repeat one)."""
     from django.core.mail import send_mail
 
-    pending = list(
-        _unsent_summaries(cycle_id).select_related("character__player").order_by("pk")[:limit]
-    )
+    ids = list(_unsent_summaries(cycle_id).order_by("pk").values_list("pk", flat=True)[:limit])
     sent = 0
-    for note in pending:
-        player = note.character.player
-        if not Notification.objects.filter(pk=note.pk, sent_at__isnull=True).update(
-            sent_at=timezone.now()
-        ):
-            continue
-        if player is None or not player.email:
-            continue  # nobody to write to: the results page still has it
+    for pk in ids:
         try:
-            send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [player.email])
-        except Exception:  # noqa: BLE001 - the mail server's failure, not ours: try later
-            log.exception("Summary %s could not be sent; the sweeper tries again", note.key)
-            Notification.objects.filter(pk=note.pk).update(sent_at=None)
-            continue
-        sent += 1
+            with transaction.atomic():
+                note = (
+                    Notification.objects.select_for_update(skip_locked=True, of=("self",))
+                    .select_related("character__player")
+                    .filter(pk=pk, sent_at__isnull=True)
+                    .first()
+                )
+                if note is None:
+                    continue
+                player = note.character.player
+                if player is not None and player.email:
+                    send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [player.email])
+                    sent += 1
+                # Nobody to write to is done too: the results page still has it.
+                Notification.objects.filter(pk=pk).update(sent_at=timezone.now())
+        except (OperationalError, InterfaceError):
+            raise
+        except Exception:  # noqa: BLE001 - the mail server's failure: the sweeper tries again
+            log.exception("Summary %s could not be sent; the sweeper tries again", pk)
     return sent
 
 
@@ -818,9 +884,7 @@ def _summaries_sweep(now: dt.datetime) -> int:
     )
     cycle_ids = sorted({int(key.split(":")[1]) for key in keys})
     for cycle_id in cycle_ids:
-        transaction.on_commit(
-            lambda cycle_id=cycle_id: current_app.send_task(SUMMARY_TASK, args=[cycle_id])  # type: ignore[misc]
-        )
+        _send_after_commit(SUMMARY_TASK, cycle_id)
     return len(cycle_ids)
 
 
@@ -863,6 +927,8 @@ def xp_report(*, cycle: Cycle) -> list[dict[str, Any]]:
     if cycle.status != CycleStatus.RELEASED:
         for o in outcomes_for(cycle=cycle).filter(xp__isnull=False):
             override = overrides.get((o.step, o.subject))
+            if not effective_xp(o, overrides):
+                continue  # nothing goes into the ledger (DT-04): the cycle page says why
             rows.append(
                 {
                     "player": person(o.player),

@@ -175,7 +175,20 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
     if not characters:
         return []
     cash = cash_in_for(cycle, characters)
-    sheet = _sheet(cycle, {c.player_id for c in characters if c.player_id})
+    players = {c.player_id for c in characters if c.player_id}
+    sheet = _sheet(cycle, players)
+    # One base XP per player (XP-07 lets a player have one PC in play, but data from before it,
+    # or the admin, can give two): none here if another of their PCs submitted (the awards
+    # step pays that one), and one for two PCs without a downtime.
+    paid_elsewhere = set(
+        Submission.objects.filter(
+            cycle=cycle,
+            status=SubmissionStatus.SUBMITTED,
+            player_id__in=players,
+            character__status__in=PC_IN_PLAY,
+            character__approval=Approval.APPROVED,
+        ).values_list("player_id", flat=True)
+    )
     outcomes: list[Outcome] = []
     for character in characters:
         assert character.player_id is not None
@@ -202,6 +215,9 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
                 readers=[character.pk],
             )
         )
+        if character.player_id in paid_elsewhere:
+            continue
+        paid_elsewhere.add(character.player_id)
         base = rules.base_xp(submitted=False, **settings_for(rules.base_xp, house))
         xp, why_not = _paid(base, sheet, character.player_id)
         outcomes.append(

@@ -334,8 +334,11 @@ def cycle_release(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         return _release_page(request, membership, cycle, status=409)
     try:
         released = pipeline.cycle_release(
-            cycle=cycle, by=chronicle_access.acting_user(request.user)
+            cycle=cycle, by=chronicle_access.acting_user(request.user), expected_key=(run, key)
         )
+    except pipeline.PreviewChanged as exc:
+        _refused(request, exc)
+        return _release_page(request, membership, cycle, status=409)
     except ValidationError as exc:
         _refused(request, exc)
     else:

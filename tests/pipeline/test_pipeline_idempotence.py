@@ -512,3 +512,40 @@ def test_a_run_finishing_while_it_is_re_resolved_does_not_deadlock(
     worker.join(30)
     errors += [r for r in result if isinstance(r, Exception)]
     assert not errors
+
+
+# The second review: the sweeper held the cycle's row while it waited for a running chunk (the
+# run's row, FOR UPDATE behind the chunk's FOR SHARE), so every minute an ST's override,
+# re-resolve or release of that cycle waited for the chunk in flight. Now it never waits.
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("sweep", [False, True], ids=["no-sweep", "sweep-during-chunk"])
+def test_an_override_does_not_wait_for_a_chunk_in_flight(
+    month: DemoMonth,
+    gate: Gate,
+    sweep: bool,
+) -> None:
+    run = pipeline.cycle_resolve(cycle=month.cycle, by=month.st, now=AFTER_DEADLINE)
+    run_until(run, "awards")
+    chunk = pending(run, "awards")[0]
+    worker, _ = held(gate, lambda: pipeline.chunk_run(chunk_id=chunk.pk, now=AFTER_DEADLINE))
+    threads = [worker]
+    if sweep:
+        later = AFTER_DEADLINE + pipeline.STALE_AFTER + dt.timedelta(seconds=1)
+        sweeper, _ = in_thread(lambda: pipeline.pipeline_sweep(now=later))
+        threads.append(sweeper)
+        # The sweeper neither waits for the chunk in flight nor holds the cycle meanwhile.
+        assert poll(lambda: not sweeper.is_alive(), seconds=3), "the sweeper waits"
+    outcome = Outcome.objects.filter(cycle=month.cycle, overridable="xp").first()
+    assert outcome is not None
+    override, result = in_thread(
+        lambda: pipeline.outcome_override(outcome=outcome, by=month.st, note="n", xp=Decimal(1))
+    )
+    threads.append(override)
+    try:
+        # The override needs no row the chunk holds: it should be done at once.
+        assert poll(lambda: not override.is_alive(), seconds=3), "the ST's override is blocked"
+    finally:
+        gate.open.set()
+        for thread in threads:
+            thread.join(30)
