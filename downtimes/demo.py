@@ -1,5 +1,6 @@
-"""The demo's open downtime (run by `seed_demo`): Isabella and Marcus submitted theirs, with game
-reports and votes, and Carmen left a draft. An ST can close it, resolve, review and release it
+"""The demo's downtimes (run by `seed_demo`): the older games' cycles settled on paper, and the
+open downtime, where Isabella and Marcus submitted theirs, with game reports and votes, and
+Carmen left a draft. An ST can close it, resolve, review and release it
 from the cycle page. Made through the services; running it again changes nothing."""
 
 from __future__ import annotations
@@ -7,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from characters.models import Character
-from chronicle.models import Chronicle
+from chronicle.models import Chronicle, Cycle, CycleStatus
 from chronicle.services import current_downtime
 
 from .models import Submission
-from .services import submissions
+from .services import pipeline, submissions
 
 REPORTS = {
     "Isabella Moreau": "The Harpy's salon went quiet when the Baron walked in uninvited.",
@@ -36,6 +37,10 @@ VOTES = {
 
 
 def seed(*, chronicle: Chronicle, users: dict[str, Any], stdout: Any = None) -> None:
+    # The older games were settled on paper (characters/demo.py enters their XP): released
+    # here without paying, so the Resolution page does not offer to pay them again.
+    for closed in Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.CLOSED):
+        pipeline.cycle_settle_on_paper(cycle=closed, by=users["st_lucia"])
     cycle = current_downtime(chronicle)
     if cycle is None or Submission.objects.filter(cycle=cycle).exists():
         return

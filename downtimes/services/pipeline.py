@@ -764,6 +764,21 @@ def cycle_release(
     return True
 
 
+@transaction.atomic
+def cycle_settle_on_paper(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None) -> bool:
+    """A cycle the STs resolved before the chronicle moved into Chronicle (its XP entered from
+    the paper records): mark it released without computing or paying anything, so that nobody
+    resolves it a second time. Only for a closed cycle never resolved here; False otherwise."""
+    now = _now(now)
+    cycle = _lock_cycle(cycle)
+    _require_staff(cycle, by)
+    if cycle.status != CycleStatus.CLOSED or ResolutionRun.objects.filter(cycle=cycle).exists():
+        return False
+    Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
+    _transition(cycle, CycleStatus.RELEASED, now, by)
+    return True
+
+
 def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
     """The player's words for one outcome, as the results page and the summary e-mail give
     them: an XP override says so, without the STs' note. (Search rulings need no words here: the
@@ -773,7 +788,7 @@ def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverri
         return outcome.public_text
     if override.xp is not None:
         # The note is the STs' own record (DESIGN: ST notes are never shown to players).
-        return f"{outcome.public_text} A storyteller set this to {override.xp} XP."
+        return f"{outcome.public_text} A storyteller changed this award to {override.xp} XP."
     return outcome.public_text
 
 

@@ -194,7 +194,8 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
         assert character.player_id is not None
         cashed = cash[character.pk]
         listed = (
-            ", ".join(f"{k.title()} {v}" for k, v in cashed.points.items()) or "no influence left"
+            ", ".join(f"{k.title()} {v}" for k, v in cashed.points.items())
+            or "no influence was left, so nothing is"
         )
         money = (
             f"{cashed.total_points} point(s) × {house.influence_money_value} = "
@@ -228,8 +229,8 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
                 player_id=character.player_id,
                 title=f"{character.name}: base XP, no downtime (DT-03)",
                 explanation=f"{base} XP for a cycle without a downtime (DT-03)"
-                + (f"; {why_not}" if why_not else "."),
-                public_text=f"Base XP: {xp} (no downtime)" + (f"; {why_not}" if why_not else "."),
+                + (f"; {why_not}." if why_not else "."),
+                public_text=f"Base XP: {xp} (no downtime)" + (f"; {why_not}." if why_not else "."),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[character.pk],
@@ -406,8 +407,8 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 player_id=s.player_id,
                 title=f"{s.character.name}: base XP, submitted downtime (DT-03)",
                 explanation=f"{base} XP for a submitted downtime (DT-03)"
-                + (f"; {why_not}" if why_not else "."),
-                public_text=f"Base XP: {xp}" + (f"; {why_not}" if why_not else "."),
+                + (f"; {why_not}." if why_not else "."),
+                public_text=f"Base XP: {xp}" + (f"; {why_not}." if why_not else "."),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[s.character_id],
@@ -426,9 +427,9 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 player_id=player_id,
                 title=f"{pick.submission.character.name}: game report picked (DT-05)",
                 explanation=f"{amount} XP for a game report the STs picked (DT-05)"
-                + (f"; {why_not}" if why_not else "."),
+                + (f"; {why_not}." if why_not else "."),
                 public_text=f"Your game report was picked: {xp} XP"
-                + (f"; {why_not}" if why_not else "."),
+                + (f"; {why_not}." if why_not else "."),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[pick.submission.character_id],
@@ -445,8 +446,8 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 player_id=player_id,
                 title=f"{award.name}: votes won: {won} (DT-07)",
                 explanation=f"{award.xp} XP for winning {won}, once per player (DT-07/08)"
-                + (f"; {why_not}" if why_not else "."),
-                public_text=f"Votes: {won}: {xp} XP" + (f"; {why_not}" if why_not else "."),
+                + (f"; {why_not}." if why_not else "."),
+                public_text=f"Votes: {won}: {xp} XP" + (f"; {why_not}." if why_not else "."),
                 xp=xp,
                 value={"xp": str(xp)},
                 overridable="xp",

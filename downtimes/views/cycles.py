@@ -131,6 +131,7 @@ def _page_context(
                 "outcome": outcome,
                 "override": override,
                 "xp": pipeline.effective_xp(outcome, overrides),
+                "reads": pipeline.public_line(outcome, overrides),
                 "form": form,
             }
         )

@@ -332,7 +332,8 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     ).to_be_visible()
     plan = st.locator("#release-plan li")
     expect(plan.nth(0)).to_have_text(
-        "2 XP entries totalling 5.0 XP go into the ledger, to 2 players."
+        "2 XP entries totalling 5.0 XP go into the ledger (the XP report lists each one with "
+        "its player)."
     )
     expect(plan.nth(1)).to_contain_text("2 haven outcomes")
     expect(plan.nth(2)).to_have_text(

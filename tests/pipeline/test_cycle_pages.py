@@ -400,7 +400,7 @@ def test_the_release_says_what_it_will_do_then_releases_once(month: Month) -> No
     assert page.status_code == 200
     text = " ".join(body.split())
     assert "<strong>2</strong> XP entries totalling <strong>5.0 XP</strong>" in text
-    assert "to <strong>2</strong> players" in text
+    assert "each of the 2 players gets" in text  # the summaries' readers, not the XP's
     assert "<strong>0</strong> haven outcomes" in text
     assert "<strong>0</strong> storyteller overrides are applied" in text
     assert "<strong>one summary e-mail</strong>" in text
@@ -544,7 +544,7 @@ def test_results_show_an_xp_override_as_the_summary_mail_does(month: Month) -> N
     )
     pipeline.cycle_release(cycle=month.cycle, by=month.world.users["storyteller"])
     body = month.world.client("player_alice").get(url("results")).content.decode()
-    assert "Base XP: 2.5. A storyteller set this to 4.0 XP." in body
+    assert "Base XP: 2.5. A storyteller changed this award to 4.0 XP." in body
     assert "Ran the plot" not in body  # the note is the STs' own
 
 

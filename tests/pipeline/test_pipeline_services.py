@@ -92,7 +92,7 @@ def test_override_is_kept_through_re_resolving_and_paid_at_release(month: Month)
     entry = XpEntry.objects.get(cycle=month.cycle, player=bob)
     assert entry.amount == Decimal("2.5")
     summary = Notification.objects.get(key=f"cycle:{month.cycle.pk}:summary:{bob.pk}")
-    assert "A storyteller set this to 2.5 XP." in summary.body
+    assert "A storyteller changed this award to 2.5 XP." in summary.body
     assert "Waiver found in the car." not in summary.body  # ST notes stay with the STs
 
 
@@ -236,3 +236,18 @@ def test_a_hold_the_hourly_sweep_already_ended_is_still_in_the_preview(
     pipeline.cycle_resolve_inline(cycle=month.cycle, by=_st(month), now=AFTER_DEADLINE)
     outcome = Outcome.objects.get(cycle=month.cycle, step="torpor_holds")
     assert "ended when the downtime closed" in outcome.explanation
+
+
+def test_a_cycle_settled_on_paper_is_released_without_paying(month: Month) -> None:
+    st = _st(month)
+    assert not pipeline.cycle_settle_on_paper(cycle=month.cycle, by=st)  # still open
+    cycle_close(cycle=month.cycle, by=st, now=AFTER_DEADLINE)
+    with pytest.raises(PermissionDenied):
+        pipeline.cycle_settle_on_paper(cycle=month.cycle, by=month.world.users["player_alice"])
+    assert pipeline.cycle_settle_on_paper(cycle=month.cycle, by=st, now=AFTER_DEADLINE)
+    assert not pipeline.cycle_settle_on_paper(cycle=month.cycle, by=st, now=AFTER_DEADLINE)
+    month.cycle.refresh_from_db()
+    assert month.cycle.status == CycleStatus.RELEASED
+    assert not XpEntry.objects.filter(cycle=month.cycle).exists()
+    with pytest.raises(ValidationError, match="already released"):
+        pipeline.cycle_resolve(cycle=month.cycle, by=st, now=AFTER_DEADLINE)
