@@ -35,7 +35,14 @@ from characters.models import (
 )
 from characters.services.purchases import describe
 from chronicle.models import Chronicle, Cycle
-from downtimes.models import DeskItem, Outcome, OutcomeReader, ReportPick, Submission
+from downtimes.models import (
+    DeskItem,
+    Outcome,
+    OutcomeOverride,
+    OutcomeReader,
+    ReportPick,
+    Submission,
+)
 from havens.models import (
     Attribute,
     Find,
@@ -339,6 +346,16 @@ def dump(chronicle: Chronicle) -> list[str]:
             for r in OutcomeReader.objects.filter(outcome__cycle__chronicle=c).select_related(
                 "outcome"
             )
+        ),
+    )
+    lines += _section(
+        "override",
+        (
+            # The STs' changes to the preview, kept through re-resolving and applied by the
+            # release: the subject is an outcome's, named the same way; `at` is a time.
+            (of(cy, x.cycle_id), x.step, n.key(x.subject), _amount(x.xp), x.found, x.note)
+            + (of(u, x.by_id),)
+            for x in OutcomeOverride.objects.filter(cycle__chronicle=c)
         ),
     )
     lines += _section(
