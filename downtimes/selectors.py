@@ -11,8 +11,7 @@ from chronicle.models import Cycle
 
 from .models import ChunkStatus, ResolutionRun, StepChunk
 from .services import pipeline
-from .services.pipeline import Progress, ReleasePlan, StepProgress
-from .services.steps import STEPS
+from .services.pipeline import Progress, ReleasePlan
 
 
 def progress_by_cycle(cycles: list[Cycle]) -> dict[int, Progress]:
@@ -34,24 +33,7 @@ def progress_by_cycle(cycles: list[Cycle]) -> dict[int, Progress]:
         .order_by()
     ):
         counts[row["run_id"]][row["step"]] = (row["done"], row["total"])
-    progress = {}
-    for run in runs:
-        steps = [
-            StepProgress(
-                name=step.name,
-                label=f"{step.label} ({step.rule})",
-                done=counts[run.pk].get(step.name, (0, 0))[0],
-                total=counts[run.pk].get(step.name, (0, 0))[1],
-            )
-            for step in STEPS
-        ]
-        progress[run.cycle_id] = Progress(
-            run=run,
-            done=sum(s.done for s in steps),
-            total=sum(s.total for s in steps),
-            steps=steps,
-        )
-    return progress
+    return {run.cycle_id: pipeline.progress_of(run, counts[run.pk]) for run in runs}
 
 
 def release_plan_key(cycle: Cycle, plan: ReleasePlan) -> tuple[int, str]:

@@ -63,7 +63,8 @@ def desk_items(*, cycle: Cycle | int) -> QuerySet[DeskItem]:
     )
 
 
-def _staff_of(cycle: Cycle, user: User | None) -> bool:
+def staff_of(cycle: Cycle, user: User | None) -> bool:
+    """Whether `user` is one of the cycle's chronicle's storytellers or admins."""
     if user is None:
         return False
     return Membership.objects.filter(
@@ -109,7 +110,7 @@ def desk_item_update(
     if unassign:
         changes["assignee_id"] = None
     elif assignee is not None:
-        if not _staff_of(locked.cycle, assignee):
+        if not staff_of(locked.cycle, assignee):
             raise ValidationError(
                 {"assignee": "Only a storyteller or admin of this chronicle can take an item."}
             )

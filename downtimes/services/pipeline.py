@@ -36,7 +36,6 @@ from django.utils import timezone
 
 from characters.models import Character, InfluenceSpend, Notification, SpendMoment, XpEntry, XpKind
 from characters.services.sweepers import torpor_holds_sweep
-from chronicle.access import STAFF_ROLES
 from chronicle.models import Cycle, CycleStatus, CycleTransition, Membership
 
 from ..models import (
@@ -48,7 +47,7 @@ from ..models import (
     RunStatus,
     StepChunk,
 )
-from .desk import desk_release
+from .desk import desk_release, staff_of
 from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, reader_players
 
 log = logging.getLogger(__name__)
@@ -80,9 +79,7 @@ def _now(now: dt.datetime | None) -> dt.datetime:
 def _require_staff(cycle: Cycle, by: User | None) -> None:
     if by is None:
         return  # the deadline task and the sweeper act for the chronicle
-    if not Membership.objects.filter(
-        chronicle_id=cycle.chronicle_id, user=by, role__in=STAFF_ROLES
-    ).exists():
+    if not staff_of(cycle, by):
         raise PermissionDenied("Only the chronicle's storytellers may run its downtime.")
 
 
@@ -442,29 +439,45 @@ class Progress:
         return self.run is not None and self.run.status == RunStatus.RUNNING
 
 
+STEP_LABELS = {step.name: f"{step.label} ({step.rule})" for step in STEPS}
+
+
+def progress_of(
+    run: ResolutionRun, counts: dict[str, tuple[int, int]], errors: list[str] | None = None
+) -> Progress:
+    """A run's progress from its (done, total) chunks per step; shared by `run_progress` and
+    the list of cycles (`selectors.progress_by_cycle`)."""
+    steps = [
+        StepProgress(
+            name=step.name,
+            label=STEP_LABELS[step.name],
+            done=counts.get(step.name, (0, 0))[0],
+            total=counts.get(step.name, (0, 0))[1],
+        )
+        for step in STEPS
+    ]
+    return Progress(
+        run=run,
+        done=sum(s.done for s in steps),
+        total=sum(s.total for s in steps),
+        steps=steps,
+        errors=errors or [],
+    )
+
+
 def run_progress(*, cycle: Cycle) -> Progress:
     """The latest run's chunks done per step, and its chunks' failures (three queries)."""
     run = ResolutionRun.objects.filter(cycle=cycle).order_by("-number").first()
     if run is None:
         return Progress(run=None, done=0, total=0, steps=[])
-    rows = {
-        row["step"]: row
+    counts = {
+        row["step"]: (row["done"], row["total"])
         for row in StepChunk.objects.filter(run=run)
         .values("step")
         .annotate(total=Count("pk"), done=Count("pk", filter=Q(status=ChunkStatus.DONE)))
     }
-    steps = [
-        StepProgress(
-            name=step.name,
-            label=f"{step.label} ({step.rule})",
-            done=rows.get(step.name, {}).get("done", 0),
-            total=rows.get(step.name, {}).get("total", 0),
-        )
-        for step in STEPS
-    ]
-    labels = {step.name: f"{step.label} ({step.rule})" for step in STEPS}
     errors = [
-        f"{labels.get(step, step)}, chunk {number + 1}: "
+        f"{STEP_LABELS.get(step, step)}, chunk {number + 1}: "
         + (
             f"failed {attempts} times and stopped: {error}. Correct what it names and "
             "resolve again."
@@ -476,13 +489,7 @@ def run_progress(*, cycle: Cycle) -> Progress:
         .order_by("position", "number")
         .values_list("step", "number", "status", "attempts", "error")
     ]
-    return Progress(
-        run=run,
-        done=sum(s.done for s in steps),
-        total=sum(s.total for s in steps),
-        steps=steps,
-        errors=errors,
-    )
+    return progress_of(run, counts, errors)
 
 
 def outcomes_for(*, cycle: Cycle) -> QuerySet[Outcome]:
