@@ -14,11 +14,11 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from . import access, services
-from .api_errors import json_error
-from .celery import app as celery_app
-from .forms import GameForm, HouseRulesForm, sign_in_lines
-from .models import CycleStatus
+from .. import access, services
+from ..api_errors import json_error
+from ..celery import app as celery_app
+from ..forms import GameForm, HouseRulesForm, sign_in_lines
+from ..models import CycleStatus
 
 
 def _page(

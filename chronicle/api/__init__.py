@@ -12,9 +12,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import access, services
-from .api_errors import error_body
-from .models import Attendance, Chronicle, Cycle, Game, Membership
+from .. import access, services
+from ..api_errors import error_body
+from ..models import Attendance, Chronicle, Cycle, Game, Membership
 
 # --- Serializers ------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from . import rules
-from .models import (
+from .. import rules
+from ..models import (
     Attendance,
     Chronicle,
     Cycle,

@@ -6,9 +6,9 @@ from typing import Any
 
 from django import forms
 
-from .models import Game
-from .rules import HOUSE_RULE_FIELDS, HouseRules, setting_bounds
-from .services import MAX_GAME_NUMBER, SignIn
+from ..models import Game
+from ..rules import HOUSE_RULE_FIELDS, HouseRules, setting_bounds
+from ..services import MAX_GAME_NUMBER, SignIn
 
 
 class GameForm(forms.ModelForm):
