@@ -12,8 +12,18 @@ from django.contrib.auth.models import User as AuthUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
-from .models import Attendance, Chronicle, Cycle, Game, Membership, Role
+from .models import (
+    Attendance,
+    Chronicle,
+    Cycle,
+    Game,
+    Invitation,
+    Membership,
+    MembershipEvent,
+    Role,
+)
 
 User = AuthUser | AnonymousUser
 
@@ -146,3 +156,62 @@ def cycle_for(membership: Membership, game_number: int) -> Cycle:
 def cycle_for_edit(membership: Membership, game_number: int) -> Cycle:
     require_staff(membership)
     return cycle_for(membership, game_number)
+
+
+# --- People: invitations and memberships ---------------------------------------------------------
+
+
+def may_invite(membership: Membership, role: str) -> bool:
+    """Admins invite any role; storytellers invite players."""
+    if is_admin(membership):
+        return True
+    return is_staff(membership) and role == Role.PLAYER
+
+
+def require_may_invite(membership: Membership, role: str) -> None:
+    if not may_invite(membership, role):
+        raise PermissionDenied(
+            _("Only the chronicle's admins may invite storytellers and admins.")
+            if is_staff(membership)
+            else _("Only the chronicle's storytellers and admins may invite people.")
+        )
+
+
+def may_remove(membership: Membership, target: Membership) -> bool:
+    """Admins remove anyone; storytellers remove players."""
+    if is_admin(membership):
+        return True
+    return is_staff(membership) and target.role == Role.PLAYER
+
+
+def require_may_remove(membership: Membership, target: Membership) -> None:
+    if not may_remove(membership, target):
+        raise PermissionDenied(_("Only the chronicle's admins may remove storytellers and admins."))
+
+
+def invitations_visible_to(membership: Membership) -> QuerySet[Invitation]:
+    require_staff(membership)
+    return Invitation.objects.filter(chronicle=membership.chronicle).select_related(
+        "invited_by", "accepted_by", "chronicle"
+    )
+
+
+def invitation_for(membership: Membership, invitation_id: int) -> Invitation:
+    if not 0 < invitation_id <= MAX_ID:
+        raise Http404("No such invitation.")
+    try:
+        return invitations_visible_to(membership).get(pk=invitation_id)
+    except Invitation.DoesNotExist:
+        raise Http404("No such invitation.") from None
+
+
+def member_for_change(membership: Membership, user_id: int) -> Membership:
+    require_staff(membership)
+    return member_for(membership, user_id)
+
+
+def membership_events_visible_to(membership: Membership) -> QuerySet[MembershipEvent]:
+    require_staff(membership)
+    return MembershipEvent.objects.filter(chronicle=membership.chronicle).select_related(
+        "user", "by"
+    )

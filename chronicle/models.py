@@ -7,6 +7,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
+from django.utils.translation import gettext_lazy as _
 
 from . import rules
 
@@ -186,3 +188,103 @@ class CycleTransition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cycle} became {self.status} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Invitation(models.Model):
+    """A link, e-mailed to one address, that lets its holder join a chronicle with a role.
+
+    Only the token's SHA-256 is stored: the link itself exists in the e-mail alone. A link is
+    single-use and expires; resending issues a new link and the old one stops working.
+    `placeholder` is set when an import named a player who has no account yet: the inactive
+    user that already holds their characters and ledger, which becomes the person's account
+    when they accept. Such an invitation may wait without an address until staff add one."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(blank=True)
+    name = models.CharField(max_length=150, blank=True)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.PLAYER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    placeholder = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+    send_count = models.PositiveIntegerField(default=0)
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    renewal_requested_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(role__in=Role.values), name="invitation_role_known"),
+            # One open invitation per address and chronicle: inviting again renews it.
+            models.UniqueConstraint(
+                Lower("email"),
+                "chronicle",
+                condition=Q(accepted_at__isnull=True, revoked_at__isnull=True) & ~Q(email=""),
+                name="one_open_invitation_per_address",
+            ),
+        ]
+        ordering = ["chronicle", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"Invitation of {self.email or self.name} to {self.chronicle} ({self.role})"
+
+    def status(self, now: Any) -> str:
+        if self.accepted_at is not None:
+            return "accepted"
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= now:
+            return "expired"
+        if not self.email:
+            return "needs_address"
+        return "pending"
+
+
+class MembershipEventKind(models.TextChoices):
+    JOINED = "joined", _("Joined")
+    ROLE_CHANGED = "role_changed", _("Role changed")
+    LEFT = "left", _("Left")
+    REMOVED = "removed", _("Removed")
+
+
+class MembershipEvent(models.Model):
+    """Who joined, changed role, left or was removed, by whom and when: memberships end, this
+    history stays."""
+
+    chronicle = models.ForeignKey(
+        Chronicle, on_delete=models.CASCADE, related_name="membership_events"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="membership_events"
+    )
+    kind = models.CharField(max_length=16, choices=MembershipEventKind.choices)
+    role_before = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    role_after = models.CharField(max_length=16, choices=Role.choices, blank=True)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField()
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=MembershipEventKind.values), name="membership_event_kind"
+            ),
+        ]
+        ordering = ["chronicle", "at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.kind} in {self.chronicle} at {self.at:%Y-%m-%d %H:%M}"

@@ -308,3 +308,18 @@ LOGGING = {
 
 # DT-10: subjects (characters or players) per resolution task; about one task per 500.
 CHRONICLE_PIPELINE_CHUNK_SIZE = env_int("CHRONICLE_PIPELINE_CHUNK_SIZE", 500)
+
+# People: who may start a chronicle, whether strangers may sign up without an invitation, how
+# long an invitation link lives, and the address e-mailed links point to.
+CHRONICLE_OPEN_CREATION = env_bool("CHRONICLE_OPEN_CREATION", True)
+CHRONICLE_OPEN_REGISTRATION = env_bool("CHRONICLE_OPEN_REGISTRATION", False)
+CHRONICLE_INVITATION_DAYS = env_int("CHRONICLE_INVITATION_DAYS", 7)
+if not 1 <= CHRONICLE_INVITATION_DAYS <= 90:
+    raise ImproperlyConfigured(
+        f"CHRONICLE_INVITATION_DAYS must be from 1 to 90; got {CHRONICLE_INVITATION_DAYS}."
+    )
+CHRONICLE_BASE_URL = os.environ.get("CHRONICLE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+if not CHRONICLE_BASE_URL.startswith(("http://", "https://")):
+    raise ImproperlyConfigured(
+        f"CHRONICLE_BASE_URL must start with http:// or https://; got {CHRONICLE_BASE_URL!r}."
+    )
