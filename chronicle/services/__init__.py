@@ -324,13 +324,13 @@ def _reschedule_open_cycles(chronicle: Chronicle) -> None:
 
 # People (starting a chronicle, invitations, roles, leaving) live in their own module; the
 # names other apps call are re-exported here.
-from .people import (  # noqa: E402
-    Invitee as Invitee,
-    chronicle_start as chronicle_start,
-    invitation_accept as invitation_accept,
-    invitation_accept_new as invitation_accept_new,
-    invitations_create as invitations_create,
-    member_placeholder_create as member_placeholder_create,
-    membership_end as membership_end,
-    membership_role_change as membership_role_change,
+from .people import (  # noqa: E402, F401
+    Invitee,
+    chronicle_start,
+    invitation_accept,
+    invitation_accept_new,
+    invitations_create,
+    member_placeholder_create,
+    membership_end,
+    membership_role_change,
 )
