@@ -7,13 +7,22 @@ from rest_framework.routers import SimpleRouter
 
 from characters import api as characters_api
 from chronicle import api, views
+from chronicle.api import people as people_api
+from chronicle.views import people
 from downtimes import api as downtimes_api
 from havens import api as havens_api
 
 router = SimpleRouter()
-router.register("chronicles", api.ChronicleViewSet, basename="api-chronicle")
+router.register("chronicles", people_api.ChronicleStartViewSet, basename="api-chronicle")
 router.register(
-    r"chronicles/(?P<slug>[-\w]+)/memberships", api.MembershipViewSet, basename="api-membership"
+    r"chronicles/(?P<slug>[-\w]+)/memberships",
+    people_api.PeopleMembershipViewSet,
+    basename="api-membership",
+)
+router.register(
+    r"chronicles/(?P<slug>[-\w]+)/invitations",
+    people_api.InvitationViewSet,
+    basename="api-invitation",
 )
 router.register(r"chronicles/(?P<slug>[-\w]+)/games", api.GameViewSet, basename="api-game")
 router.register(r"chronicles/(?P<slug>[-\w]+)/cycles", api.CycleViewSet, basename="api-cycle")
@@ -32,17 +41,43 @@ chronicle_pages = [
     path("cycles/", views.cycle_list, name="cycle_list"),
     path("cycles/<int:number>/", views.cycle_detail, name="cycle_detail"),
     path("cycles/<int:number>/close/", views.cycle_close, name="cycle_close"),
+    # People: invitations, roles, removal and leaving (the People list is in characters)
+    path("invitations/", people.invitation_list, name="invitation_list"),
+    path(
+        "invitations/<int:invitation_id>/resend/",
+        people.invitation_resend,
+        name="invitation_resend",
+    ),
+    path(
+        "invitations/<int:invitation_id>/revoke/",
+        people.invitation_revoke,
+        name="invitation_revoke",
+    ),
+    path("people/<int:user_id>/role/", people.member_role, name="member_role"),
+    path("people/<int:user_id>/remove/", people.member_remove, name="member_remove"),
+    path("leave/", people.leave, name="leave"),
 ]
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("health", views.health, name="health"),
+    path("accounts/signup/", people.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("account/", people.account, name="account"),
+    path("account/email/<str:token>/", people.account_email_confirm, name="account_email_confirm"),
+    path("chronicles/new/", people.chronicle_new, name="chronicle_new"),
+    path("invitations/<str:token>/", people.invitation_accept, name="invitation_accept"),
+    path("invitations/<str:token>/renew/", people.invitation_renew, name="invitation_renew"),
     path("c/<slug:slug>/", include(chronicle_pages)),
     path("c/<slug:slug>/", include("characters.urls")),
     path("c/<slug:slug>/", include("havens.urls")),
     path("c/<slug:slug>/", include("downtimes.urls")),
     path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
+    path(
+        "api/invitations/accept/",
+        people_api.InvitationAcceptView.as_view(),
+        name="api-invitation-accept",
+    ),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include(router.urls)),

@@ -446,6 +446,40 @@ def character_return(
     return character
 
 
+@transaction.atomic
+def characters_leave_play(
+    *, chronicle: Chronicle, player: User, become: str, by: User, now: dt.datetime | None = None
+) -> list[Character]:
+    """A player left the chronicle or was removed: their active characters leave play, retired
+    (XP-06's credit included, as for any retirement) or kept by the storytellers as NPCs. The
+    characters stay linked to the player, with their ledger, so an invitation back finds them.
+    Drafts, and characters in torpor or staked, stay as they are for the storytellers."""
+    now = now or timezone.now()
+    if become not in ("retired", "npc"):
+        raise ValidationError(f"Characters leave play retired or as NPCs, not {become!r}.")
+    active = list(
+        Character.objects.select_for_update(of=("self",))
+        .filter(chronicle=chronicle, player=player, status=Status.ACTIVE)
+        .select_related("chronicle", "player")
+        .order_by("pk")
+    )
+    today = chronicle_today(chronicle, now)
+    for character in active:
+        if become == "retired" and character.approval == "approved":
+            character_retire(character=character, on=today, by=by, now=now)
+        elif become == "npc":
+            character.status = Status.NPC
+            character.save(update_fields=["status", "updated_at"])
+    npc_volunteer_leave(chronicle=chronicle, player=player)
+    return active
+
+
+def on_membership_ended(
+    *, chronicle: Chronicle, user: User, by: User, characters: str, now: dt.datetime, **_: object
+) -> None:
+    characters_leave_play(chronicle=chronicle, player=user, become=characters, by=by, now=now)
+
+
 # --- Torpor holds and captives (TOR-01/02) -----------------------------------------------------
 
 

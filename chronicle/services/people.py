@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
@@ -102,7 +102,7 @@ def _join(
 # --- Starting a chronicle ------------------------------------------------------------------------
 
 
-def may_start_chronicle(user: User) -> bool:
+def may_start_chronicle(user: User | AnonymousUser) -> bool:
     """CHRONICLE_OPEN_CREATION: any logged-in user, or only the deployment's operators."""
     if not user.is_authenticated or not user.is_active:
         return False
@@ -212,15 +212,40 @@ def invitations_create(
     chronicle gets it renewed (new link, new expiry, the role asked now). An address of a
     current member is refused, so nobody is invited twice into one chronicle. All or nothing.
     Returns each invitation with its raw token (shown nowhere but the e-mail and the shell)."""
-    now = now or timezone.now()
-    chronicle = membership.chronicle
     cleaned = [_clean_invitee(invitee) for invitee in invitees]
-    if not cleaned:
-        raise ValidationError(_("Give at least one e-mail address."))
     for invitee in cleaned:
         access.require_may_invite(membership, invitee.role)
+    return _invite(
+        chronicle=membership.chronicle,
+        invitees=cleaned,
+        invited_by=membership.user,
+        now=now or timezone.now(),
+    )
+
+
+@transaction.atomic
+def invitations_create_by_operator(
+    *, chronicle: Chronicle, invitees: Sequence[Invitee], now: dt.datetime | None = None
+) -> list[tuple[Invitation, str]]:
+    """The deployment's operator invites from a shell (`create_chronicle`): any role, no
+    inviting member, so a new chronicle's first admin can be invited before anyone is in."""
+    cleaned = [_clean_invitee(invitee) for invitee in invitees]
+    return _invite(
+        chronicle=chronicle, invitees=cleaned, invited_by=None, now=now or timezone.now()
+    )
+
+
+def _invite(
+    *,
+    chronicle: Chronicle,
+    invitees: list[Invitee],
+    invited_by: User | None,
+    now: dt.datetime,
+) -> list[tuple[Invitation, str]]:
+    if not invitees:
+        raise ValidationError(_("Give at least one e-mail address."))
     seen: set[str] = set()
-    for invitee in cleaned:
+    for invitee in invitees:
         key = invitee.email.casefold()
         if key in seen:
             raise ValidationError(_("%(email)s is in the list twice.") % {"email": invitee.email})
@@ -234,7 +259,7 @@ def invitations_create(
         )
         if email
     }
-    already = [i.email for i in cleaned if i.email.casefold() in members]
+    already = [i.email for i in invitees if i.email.casefold() in members]
     if already:
         raise ValidationError(
             _("Already members of %(chronicle)s: %(emails)s.")
@@ -247,7 +272,7 @@ def invitations_create(
         .exclude(email="")
     }
     made: list[tuple[Invitation, str]] = []
-    for invitee in cleaned:
+    for invitee in invitees:
         token, token_hash = _new_token()
         invitation = open_by_email.get(invitee.email.casefold())
         if invitation is None:
@@ -255,7 +280,7 @@ def invitations_create(
         invitation.name = invitee.name or invitation.name
         invitation.role = invitee.role
         invitation.token_hash = token_hash
-        invitation.invited_by = membership.user
+        invitation.invited_by = invited_by
         invitation.expires_at = _expiry(now)
         invitation.sent_at = now
         invitation.send_count += 1

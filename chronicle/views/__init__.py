@@ -19,6 +19,7 @@ from ..api_errors import json_error
 from ..celery import app as celery_app
 from ..forms import GameForm, HouseRulesForm, sign_in_lines
 from ..models import CycleStatus
+from ..services.people import may_start_chronicle
 
 
 def _page(
@@ -39,7 +40,11 @@ def home(request: HttpRequest) -> HttpResponse:
     memberships = list(access.memberships_of(request.user))
     if len(memberships) == 1:
         return redirect("dashboard", slug=memberships[0].chronicle.slug)
-    return render(request, "chronicle/switcher.html", {"memberships": memberships})
+    return render(
+        request,
+        "chronicle/switcher.html",
+        {"memberships": memberships, "may_start": may_start_chronicle(request.user)},
+    )
 
 
 @login_required

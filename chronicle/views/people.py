@@ -1,0 +1,382 @@
+"""Pages for people: start a chronicle, invite, accept, change roles, leave, the account.
+Thin: access decides who, a service writes, the page says what happened in plain words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .. import access
+from ..forms.people import (
+    AcceptNewForm,
+    AccountNameForm,
+    ChronicleStartForm,
+    EmailChangeForm,
+    InvitationAddressForm,
+    InviteForm,
+    RemoveForm,
+    RoleForm,
+)
+from ..models import Role
+from ..services import account as account_services
+from ..services import people as services
+from . import _page
+
+LOGIN_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _refused(form: Any, exc: ValidationError) -> None:
+    """A service's refusal, next to its field where it names one."""
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.error_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, exc)
+
+
+def _status(request: HttpRequest, form: Any) -> int:
+    return 400 if request.method == "POST" and form.errors else 200
+
+
+# --- Starting a chronicle ------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def chronicle_new(request: HttpRequest) -> HttpResponse:
+    user = access.acting_user(request.user)
+    if not services.may_start_chronicle(user):
+        return render(request, "chronicle/chronicle_new.html", {"closed": True}, status=403)
+    form = ChronicleStartForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            chronicle = services.chronicle_start(creator=user, **form.cleaned_data)
+        except ValidationError as exc:
+            _refused(form, exc)
+        else:
+            messages.success(
+                request,
+                _("%(name)s is ready and you are its admin. Next: invite your people.")
+                % {"name": chronicle.name},
+            )
+            return redirect("invitation_list", slug=chronicle.slug)
+    return render(
+        request, "chronicle/chronicle_new.html", {"form": form}, status=_status(request, form)
+    )
+
+
+# --- Invitations (staff) -------------------------------------------------------------------------
+
+
+def _allowed_roles(membership: Any) -> list[str]:
+    return [role for role in Role.values if access.may_invite(membership, role)]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def invitation_list(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    invitations = access.invitations_visible_to(membership)
+    form = InviteForm(
+        request.POST or None, request.FILES or None, allowed_roles=_allowed_roles(membership)
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            made = services.invitations_create(membership=membership, invitees=form.invitees)
+        except ValidationError as exc:
+            form.add_error("addresses", exc)
+        else:
+            messages.success(
+                request,
+                _("Invitations sent to: %(emails)s.")
+                % {"emails": ", ".join(inv.email for inv, _token in made)},
+            )
+            return redirect("invitation_list", slug=slug)
+    now = timezone.now()
+    rows = [(invitation, invitation.status(now)) for invitation in invitations[:300]]
+    return _page(
+        request,
+        "chronicle/invitation_list.html",
+        membership,
+        form=form,
+        invitation_days=settings.CHRONICLE_INVITATION_DAYS,
+        open_rows=[r for r in rows if r[1] in ("pending", "needs_address", "expired")],
+        closed_rows=[r for r in rows if r[1] in ("accepted", "revoked")][:50],
+        status=_status(request, form),
+    )
+
+
+@login_required
+@require_POST
+def invitation_resend(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    invitation = access.invitation_for(membership, invitation_id)
+    form = InvitationAddressForm(request.POST)
+    email = form.cleaned_data["email"] if form.is_valid() else None
+    if "email" in request.POST and email is None:
+        messages.error(request, _("Give a valid e-mail address to send the invitation to."))
+        return redirect("invitation_list", slug=slug)
+    try:
+        invitation, _token = services.invitation_resend(
+            membership=membership, invitation=invitation, email=email
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("A new link went to %(email)s.") % {"email": invitation.email})
+    return redirect("invitation_list", slug=slug)
+
+
+@login_required
+@require_POST
+def invitation_revoke(request: HttpRequest, slug: str, invitation_id: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    invitation = access.invitation_for(membership, invitation_id)
+    try:
+        services.invitation_revoke(membership=membership, invitation=invitation)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request,
+            _("The invitation of %(who)s is withdrawn; its link no longer works.")
+            % {"who": invitation.email or invitation.name},
+        )
+    return redirect("invitation_list", slug=slug)
+
+
+# --- Following a link ----------------------------------------------------------------------------
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
+    invitation = services.invitation_by_token(token)
+    status = invitation.status(timezone.now()) if invitation else "unknown"
+    context: dict[str, Any] = {"invitation": invitation, "state": status, "token": token}
+    if status not in ("pending", "needs_address"):
+        return render(request, "chronicle/invitation_accept.html", context, status=410)
+    form = AcceptNewForm(request.POST or None) if not request.user.is_authenticated else None
+    if request.method == "POST":
+        try:
+            if request.user.is_authenticated:
+                membership = services.invitation_accept(
+                    token=token, user=access.acting_user(request.user)
+                )
+            elif form is not None and form.is_valid():
+                data = form.cleaned_data
+                membership = services.invitation_accept_new(
+                    token=token,
+                    username=data["username"],
+                    name=data["name"],
+                    password=data["password"],
+                )
+                login(request, membership.user, backend=LOGIN_BACKEND)
+            else:
+                return render(
+                    request,
+                    "chronicle/invitation_accept.html",
+                    context | {"form": form},
+                    status=400,
+                )
+        except ValidationError as exc:
+            if form is not None and hasattr(exc, "error_dict"):
+                _refused(form, exc)
+            else:
+                context["refusal"] = " ".join(exc.messages)
+            return render(
+                request, "chronicle/invitation_accept.html", context | {"form": form}, status=400
+            )
+        messages.success(
+            request,
+            _("Welcome to %(chronicle)s.") % {"chronicle": membership.chronicle.name},
+        )
+        return redirect("dashboard", slug=membership.chronicle.slug)
+    user = request.user
+    if user.is_authenticated and invitation is not None:
+        context["wrong_account"] = invitation.placeholder_id is not None or (
+            (user.email or "").casefold() != invitation.email.casefold()
+        )
+    return render(request, "chronicle/invitation_accept.html", context | {"form": form})
+
+
+@require_POST
+def invitation_renew(request: HttpRequest, token: str) -> HttpResponse:
+    services.invitation_renewal_request(token=token)
+    # The same words whatever happened: the page tells nobody who is behind an address.
+    return render(request, "chronicle/invitation_accept.html", {"state": "renewal_asked"})
+
+
+# --- Roles, removal, leaving ---------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    target = access.member_for_change(membership, user_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, _("Pick player, storyteller or admin."))
+        return redirect("people", slug=slug)
+    try:
+        services.membership_role_change(
+            membership=membership, target=target, role=form.cleaned_data["role"]
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(
+            request,
+            _("%(who)s is now %(role)s.")
+            % {"who": _display(target.user), "role": _(form.cleaned_data["role"])},
+        )
+    return redirect("people", slug=slug)
+
+
+def _display(user: Any) -> str:
+    return str(user.get_full_name() or user.get_username())
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def member_remove(request: HttpRequest, slug: str, user_id: int) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    target = access.member_for_change(membership, user_id)
+    return _end(request, membership, target, leaving=False)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def leave(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = access.membership_for(request.user, slug)
+    return _end(request, membership, membership, leaving=True)
+
+
+def _end(request: HttpRequest, membership: Any, target: Any, *, leaving: bool) -> HttpResponse:
+    form = RemoveForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.membership_end(
+                membership=membership, target=target, characters=form.cleaned_data["characters"]
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        else:
+            if leaving:
+                messages.success(
+                    request,
+                    _(
+                        "You left %(chronicle)s. Your characters and XP are kept; an invitation "
+                        "brings you back to them."
+                    )
+                    % {"chronicle": membership.chronicle.name},
+                )
+                return redirect("account")
+            messages.success(
+                request,
+                _("%(who)s is no longer a member. Their characters and XP are kept.")
+                % {"who": _display(target.user)},
+            )
+            return redirect("people", slug=membership.chronicle.slug)
+    return _page(
+        request,
+        "chronicle/member_remove.html",
+        membership,
+        form=form,
+        target=target,
+        leaving=leaving,
+        status=_status(request, form),
+    )
+
+
+# --- The account ---------------------------------------------------------------------------------
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def account(request: HttpRequest) -> HttpResponse:
+    user = access.acting_user(request.user)
+    name_form = AccountNameForm(
+        request.POST if "save_name" in request.POST else None,
+        initial={"name": user.get_full_name()},
+    )
+    email_form = EmailChangeForm(request.POST if "change_email" in request.POST else None)
+    if name_form.is_bound and name_form.is_valid():
+        account_services.account_name_set(user=user, name=name_form.cleaned_data["name"])
+        messages.success(request, _("Your name is saved."))
+        return redirect("account")
+    if email_form.is_bound and email_form.is_valid():
+        try:
+            account_services.email_change_request(user=user, email=email_form.cleaned_data["email"])
+        except ValidationError as exc:
+            _refused(email_form, exc)
+        else:
+            messages.success(
+                request,
+                _("We sent a link to %(email)s. Your address changes when you follow it.")
+                % {"email": email_form.cleaned_data["email"]},
+            )
+            return redirect("account")
+    bound = name_form.is_bound or email_form.is_bound
+    return render(
+        request,
+        "chronicle/account.html",
+        {
+            "name_form": name_form,
+            "email_form": email_form,
+            "account_memberships": list(access.memberships_of(user).order_by("chronicle__name")),
+        },
+        status=400 if request.method == "POST" and bound else 200,
+    )
+
+
+@login_required
+def account_email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    user = access.acting_user(request.user)
+    try:
+        email = account_services.email_change_confirm(user=user, token=token)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, _("Your address is now %(email)s.") % {"email": email})
+    return redirect("account")
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    if not settings.CHRONICLE_OPEN_REGISTRATION:
+        raise Http404("Sign-up is by invitation.")
+    form = AcceptNewForm(request.POST or None)
+    email_form = InvitationAddressForm(request.POST or None)
+    if request.method == "POST" and form.is_valid() and email_form.is_valid():
+        data = form.cleaned_data
+        try:
+            user = account_services.account_register(
+                username=data["username"],
+                name=data["name"],
+                email=email_form.cleaned_data["email"],
+                password=data["password"],
+            )
+        except ValidationError as exc:
+            _refused(form, exc)
+        else:
+            login(request, user, backend=LOGIN_BACKEND)
+            return redirect("home")
+    return render(
+        request,
+        "registration/signup.html",
+        {"form": form, "email_form": email_form},
+        status=400 if request.method == "POST" else 200,
+    )
