@@ -183,6 +183,8 @@ class InvitationViewSet(InChronicle, mixins.ListModelMixin, viewsets.GenericView
         request=InvitationsCreateSerializer, responses={201: InvitationSerializer(many=True)}
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # A player is refused before their input is read, as on every staff endpoint.
+        access.require_staff(self.membership)
         data = InvitationsCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         made = services.invitations_create(

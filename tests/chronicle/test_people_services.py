@@ -430,5 +430,6 @@ def test_leaving_withdraws_open_invitations_to_the_same_address(world: World) ->
         created_at=timezone.now(),
         expires_at=timezone.now() + dt.timedelta(days=7),
     )
-    people.membership_end(membership=member(world, "player_bob"), target=member(world, "player_bob"))
+    bob_membership = member(world, "player_bob")
+    people.membership_end(membership=bob_membership, target=bob_membership)
     assert Invitation.objects.get(email=bob.email).revoked_at is not None
