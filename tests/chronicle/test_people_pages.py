@@ -387,3 +387,23 @@ def test_people_pages_cost_the_same_for_5_and_300_members(world: World, url: str
     # their inviters.
     assert small == large, (small, large)
     assert small <= 8
+
+
+@pytest.mark.parametrize("persona", PERSONAS)
+@pytest.mark.parametrize("action", ["resend", "revoke"])
+def test_resend_and_revoke_are_for_staff(world: World, persona: str, action: str) -> None:
+    [(invitation, _token)] = people.invitations_create(
+        membership=Membership.objects.get(user=world.users["admin"], chronicle=world.chronicle),
+        invitees=[people.Invitee(email="nina@example.org")],
+    )
+    before = Invitation.objects.values_list("token_hash", "revoked_at").get()
+    response = world.client(persona).post(f"/c/nightfall/invitations/{invitation.pk}/{action}/")
+    expected = {"admin": 302, "storyteller": 302} | {
+        "player_alice": 403,
+        "player_bob": 403,
+        "outsider": 404,
+        "other_storyteller": 404,
+    }
+    assert response.status_code == expected[persona]
+    after = Invitation.objects.values_list("token_hash", "revoked_at").get()
+    assert (after != before) == (expected[persona] == 302)
