@@ -305,6 +305,12 @@ def invitation_resend(
         Invitation.objects.select_for_update().select_related("chronicle").get(pk=invitation.pk)
     )
     access.require_may_invite(membership, invitation.role)
+    return _reissue(invitation, email=email, by=membership.user, now=now)
+
+
+def _reissue(
+    invitation: Invitation, *, email: str | None, by: User, now: dt.datetime
+) -> tuple[Invitation, str]:
     if invitation.accepted_at is not None:
         raise ValidationError(_("This invitation was accepted already."))
     if invitation.revoked_at is not None:
@@ -334,7 +340,7 @@ def invitation_resend(
     invitation.expires_at = _expiry(now)
     invitation.sent_at = now
     invitation.send_count += 1
-    invitation.invited_by = invitation.invited_by or membership.user
+    invitation.invited_by = invitation.invited_by or by
     invitation.renewal_requested_at = None
     invitation.save()
     _send_invitation(invitation, token, resend=invitation.send_count > 1)
@@ -558,7 +564,7 @@ def member_placeholder_create(
     user.save()
     membership = _join(chronicle=chronicle, user=user, role=Role.PLAYER, by=invited_by, now=now)
     _token, token_hash = _new_token()
-    Invitation.objects.create(
+    invitation = Invitation.objects.create(
         chronicle=chronicle,
         name=name,
         role=Role.PLAYER,
@@ -569,13 +575,7 @@ def member_placeholder_create(
         expires_at=_expiry(now),
     )
     if email.strip():
-        invitation = Invitation.objects.get(placeholder=user, chronicle=chronicle)
-        invitation_resend(
-            membership=Membership(chronicle=chronicle, user=invited_by, role=Role.ADMIN),
-            invitation=invitation,
-            email=email,
-            now=now,
-        )
+        _reissue(invitation, email=email, by=invited_by, now=now)
     return membership
 
 

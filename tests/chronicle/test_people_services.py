@@ -433,3 +433,19 @@ def test_leaving_withdraws_open_invitations_to_the_same_address(world: World) ->
     bob_membership = member(world, "player_bob")
     people.membership_end(membership=bob_membership, target=bob_membership)
     assert Invitation.objects.get(email=bob.email).revoked_at is not None
+
+
+def test_a_placeholder_with_a_known_address_is_invited_at_once(world: World) -> None:
+    membership = committed(
+        people.member_placeholder_create,
+        chronicle=world.chronicle,
+        name="Sandra Weird",
+        invited_by=world.users["storyteller"],
+        email="sandra@example.org",
+        now=NOW,
+    )
+    invitation = Invitation.objects.get(placeholder=membership.user)
+    assert (
+        invitation.status(NOW) == "pending" and invitation.invited_by == world.users["storyteller"]
+    )
+    assert [m.to for m in mail.outbox] == [["sandra@example.org"]]
