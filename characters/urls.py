@@ -2,11 +2,13 @@
 
 from django.urls import path
 
-from .views import creation, purchases, roster, sheet, staff
+from .views import creation, people, purchases, roster, sheet, staff
 
 urlpatterns = [
     # roster.py: the ST list (search, filters) and a player's own list
     path("characters/", roster.character_list, name="character_list"),
+    # people.py: the members of the chronicle with their characters (staff)
+    path("people/", people.people, name="people"),
     path("npc-volunteers/", roster.npc_volunteers, name="npc_volunteers"),
     # creation.py: the creation wizard (CRE, CLN), live checks, submit, ST review (CRE-09)
     path("characters/new/", creation.character_create, name="character_create"),
