@@ -134,9 +134,26 @@ class Character(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Imported from a Grapevine file (characters/importers/): the file's name and when, the key
+    # a second import of the same file finds it by ("id:<file's id>" or "name:<name>"), what
+    # has no place on the sheet kept as text, and the file's own data for the export back
+    # (with what the import wrote, so a re-import can say what the storytellers changed since).
+    imported_from = models.CharField(max_length=255, blank=True)
+    imported_at = models.DateTimeField(null=True, blank=True)
+    grapevine_key = models.CharField(max_length=160, blank=True)
+    imported_notes = models.TextField(blank=True)
+    imported_data = models.JSONField(default=dict, blank=True)
+
     class Meta:
         ordering = ["name", "pk"]
-        indexes = [models.Index(fields=["chronicle", "status"])]
+        indexes = [
+            models.Index(fields=["chronicle", "status"]),
+            models.Index(
+                fields=["chronicle", "grapevine_key"],
+                condition=~Q(grapevine_key=""),
+                name="character_grapevine_key",
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(generation__gte=1) & Q(generation__lte=15), name="character_generation"
@@ -868,3 +885,61 @@ class InfluenceLoan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.points} {self.influence} from {self.lender} to {self.borrower}"
+
+
+# --- Imports from outside formats (Grapevine 3) -------------------------------------------------
+
+
+class ImportStatus(models.TextChoices):
+    PREVIEW = "preview", "Waiting for the storytellers' choices"
+    QUEUED = "queued", "Waiting for a worker"
+    RUNNING = "running", "Importing"
+    DONE = "done", "Imported"
+    FAILED = "failed", "Failed"
+
+
+class ImportJob(models.Model):
+    """One upload of Grapevine files on the Import page: the files' text (parsed again by the
+    worker, so nothing but this row is written before the storytellers confirm), their choices
+    for the values that do not map, and the worker's progress and result. The database row, not
+    the broker, is the truth: a redelivered task finds the job done and does nothing."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="+")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    # [{"name": "chronicle.gex", "text": "<?xml ..."}]
+    files = models.JSONField(default=list)
+    # {"clan:Giovanni": "", "sect:Nihilist": "anarch", ...}: the storytellers' choices.
+    choices = models.JSONField(default=dict, blank=True)
+    # The preview the storytellers confirmed: the worker refuses a chronicle that changed since.
+    preview_digest = models.CharField(max_length=64, blank=True)
+    status = models.CharField(
+        max_length=8, choices=ImportStatus.choices, default=ImportStatus.PREVIEW
+    )
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.status})"
+
+    @property
+    def file_names(self) -> list[str]:
+        return [str(f.get("name", "")) for f in self.files]
+
+    @property
+    def percent(self) -> int:
+        if not self.progress_total:
+            return 100 if self.status == ImportStatus.DONE else 0
+        return min(100, 100 * self.progress_done // self.progress_total)

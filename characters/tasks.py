@@ -10,7 +10,7 @@ import logging
 
 from celery import shared_task
 
-from .services import sweepers
+from .services import imports, sweepers
 
 log = logging.getLogger(__name__)
 
@@ -53,3 +53,11 @@ def sweep_bonds() -> int:
     from .services.bonds import bonds_sweep
 
     return _report("Bonds swept", bonds_sweep(now=None))
+
+
+@shared_task
+def run_grapevine_import(job_id: int) -> bool:
+    """An Import page's job: the Grapevine files the storytellers confirmed, imported in one
+    transaction. Idempotent: the job row says when it is done, so a redelivered message (acks
+    late, a retry after a lost connection) imports nothing twice."""
+    return imports.import_job_run(job_id=job_id)

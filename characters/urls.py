@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import creation, people, purchases, roster, sheet, staff
+from .views import creation, imports, people, purchases, roster, sheet, staff
 
 urlpatterns = [
     # roster.py: the ST list (search, filters) and a player's own list
@@ -33,4 +33,10 @@ urlpatterns = [
     # staff.py: the storytellers' records on one character
     path("characters/<int:pk>/st/", staff.character_actions, name="character_actions"),
     path("characters/<int:pk>/st/<slug:action>/", staff.character_action, name="character_action"),
+    # imports.py: Grapevine files imported by the storytellers (preview, choices, a worker)
+    path("import/", imports.import_upload, name="import_upload"),
+    path("import/<int:pk>/", imports.import_job, name="import_job"),
+    path("import/<int:pk>/confirm/", imports.import_confirm, name="import_confirm"),
+    path("import/<int:pk>/progress/", imports.import_progress, name="import_progress"),
+    path("import/<int:pk>/resend/", imports.import_resend, name="import_resend"),
 ]
