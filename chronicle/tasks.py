@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from . import services
+from . import portability, services
 
 log = logging.getLogger(__name__)
 
@@ -16,3 +16,10 @@ def close_due_cycles() -> list[int]:
     if closed:
         log.info("Closed %d cycle(s) at their deadline: %s", len(closed), closed)
     return closed
+
+
+@shared_task
+def export_chronicle_job(chronicle_id: int, job_id: str) -> None:
+    """An admin's download of the whole chronicle: write the export file beside the job's state
+    (chronicle.portability). Idempotent: a redelivered job that is done does nothing."""
+    portability.export_job_run(chronicle_id=chronicle_id, job_id=job_id)

@@ -9,6 +9,7 @@ from characters import api as characters_api
 from chronicle import api, views
 from chronicle.api import people as people_api
 from chronicle.views import people
+from chronicle.views import portability as portability_views
 from downtimes import api as downtimes_api
 from havens import api as havens_api
 
@@ -83,6 +84,26 @@ urlpatterns = [
     path("api/", include(router.urls)),
     path("api/<path:rest>", views.api_not_found),
     path("admin/", admin.site.urls),
+]
+
+# Export and import
+urlpatterns += [
+    path("account/data/", portability_views.account_data_export, name="account_data_export"),
+    path(
+        "c/<slug:slug>/settings/export/",
+        portability_views.chronicle_export_start,
+        name="chronicle_export_start",
+    ),
+    path(
+        "c/<slug:slug>/settings/export/<slug:job>/",
+        portability_views.chronicle_export_status,
+        name="chronicle_export_status",
+    ),
+    path(
+        "c/<slug:slug>/settings/export/<slug:job>/download/",
+        portability_views.chronicle_export_download,
+        name="chronicle_export_download",
+    ),
 ]
 
 handler404 = "chronicle.views.page_not_found"

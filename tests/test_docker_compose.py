@@ -69,3 +69,12 @@ def test_env_example_lists_every_variable_the_settings_read() -> None:
     read |= set(re.findall(r'os\.environ\.get\("([A-Z_]+)"', settings_text))
     listed = set(re.findall(r"^([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
     assert read and read <= listed, read - listed
+
+
+def test_web_and_worker_share_var_for_exports() -> None:
+    """The worker writes chronicle exports under var/; the web serves them from there."""
+    data = load()
+    services = data["services"]
+    assert "appvar:/app/var" in services["web"]["volumes"]
+    assert services["web"]["volumes"] == services["worker"]["volumes"]
+    assert "appvar" in data["volumes"]
