@@ -46,19 +46,7 @@ SECT_NAMES = {
 }
 CATEGORY_NOTES = {1: ("basic", "3"), 2: ("int.", "6"), 3: ("adv.", "9")}
 # Lists the export writes from the sheet; the file's other lists come back as they were.
-OWN_LISTS = frozenset(
-    {
-        "physical",
-        "social",
-        "mental",
-        "abilities",
-        "influences",
-        "disciplines",
-        "rituals",
-        "derangements",
-        "flaws",
-    }
-)
+OWN_LISTS = grapevine.PLACED_LISTS - {"health levels"}
 
 
 def _trait(parent: Element, name: str, val: str = "", note: str = "") -> None:

@@ -397,9 +397,21 @@ def _open_invitation(token: str, now: dt.datetime) -> Invitation:
     return invitation
 
 
-def _accepted(invitation: Invitation, user: User, now: dt.datetime) -> None:
+def _take_up(invitation: Invitation, user: User, now: dt.datetime) -> Membership:
+    """Mark the invitation used and join with its role; a member already in keeps the
+    membership and role they have, so a link never makes a second one."""
+    membership = Membership.objects.filter(chronicle=invitation.chronicle, user=user).first()
+    if membership is None:
+        membership = _join(
+            chronicle=invitation.chronicle,
+            user=user,
+            role=invitation.role,
+            by=invitation.invited_by,
+            now=now,
+        )
     invitation.accepted_at, invitation.accepted_by = now, user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
+    return membership
 
 
 @transaction.atomic
@@ -427,17 +439,7 @@ def invitation_accept(*, token: str, user: User, now: dt.datetime | None = None)
             code="wrong_account",
         )
     user = User.objects.select_for_update().get(pk=user.pk)
-    membership = Membership.objects.filter(chronicle=invitation.chronicle, user=user).first()
-    if membership is None:
-        membership = _join(
-            chronicle=invitation.chronicle,
-            user=user,
-            role=invitation.role,
-            by=invitation.invited_by,
-            now=now,
-        )
-    _accepted(invitation, user, now)
-    return membership
+    return _take_up(invitation, user, now)
 
 
 @transaction.atomic
@@ -485,17 +487,7 @@ def invitation_accept_new(
             user.save()
     except IntegrityError:
         raise ValidationError({"username": [_("That username is taken; pick another.")]}) from None
-    membership = Membership.objects.filter(chronicle=invitation.chronicle, user=user).first()
-    if membership is None:
-        membership = _join(
-            chronicle=invitation.chronicle,
-            user=user,
-            role=invitation.role,
-            by=invitation.invited_by,
-            now=now,
-        )
-    _accepted(invitation, user, now)
-    return membership
+    return _take_up(invitation, user, now)
 
 
 @transaction.atomic

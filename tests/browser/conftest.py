@@ -63,3 +63,31 @@ def log_in(page: Page, username: str) -> None:
     expect(page).to_have_url(re.compile(r"/c/nightfall/$"))
     expect(page.get_by_role("heading", name="Nightfall")).to_be_visible()
     expect(page.locator("header .who")).to_have_text(username)
+
+
+def fill_toreador(page: Page, name: str, questionnaire: str) -> None:
+    """The creation wizard's fields for a legal Toreador (7/5/3, two free discipline levels,
+    two disadvantages), as a player fills them; the freebies are the caller's."""
+    page.get_by_label(re.compile(r"^Name\b")).fill(name)
+    page.get_by_label("Creature").select_option("kindred")
+    page.get_by_label("Clan", exact=True).select_option("toreador")
+    page.get_by_label("Clan bonus").select_option("social")
+    page.get_by_label("Physical", exact=True).fill("3")
+    page.get_by_label("Social", exact=True).fill("7")
+    page.get_by_label("Mental", exact=True).fill("5")
+    for n, (ability, rating) in enumerate(
+        [("etiquette", "2"), ("performance", "2"), ("investigation", "1")], start=1
+    ):
+        page.get_by_label(f"Ability {n}", exact=True).fill(ability)
+        page.get_by_label(f"Rating {n}", exact=True).fill(rating)
+    page.get_by_label("Willpower", exact=True).fill("2")
+    page.get_by_label("Business", exact=True).fill("1")
+    page.get_by_label("Herd", exact=True).fill("1")
+    page.get_by_label("Occult", exact=True).fill("1")
+    page.get_by_label("Discipline 1", exact=True).select_option("auspex")
+    page.get_by_label("Free levels 1").select_option("1b")
+    page.get_by_label("Discipline 2", exact=True).select_option("celerity")
+    page.get_by_label("Free levels 2").select_option("1a")
+    page.get_by_label("Disadvantage 1", exact=True).fill("Vain")
+    page.get_by_label("Disadvantage 2", exact=True).fill("Jealous")
+    page.get_by_label("Background questionnaire").fill(questionnaire)

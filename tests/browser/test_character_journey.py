@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from characters.models import Character, DisciplineLevel, XpEntry, XpKind
 from characters.services import ledger
-from tests.browser.conftest import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, fill_toreador, log_in
 from tests.conftest import World
 
 pytestmark = pytest.mark.browser
@@ -51,29 +51,7 @@ def test_player_creates_a_toreador_and_buys_a_level_signed_off_by_an_st(
     # The wizard, from the player's list of characters.
     alice.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Characters").click()
     alice.get_by_role("link", name="Create a character").click()
-    alice.get_by_label(re.compile(r"^Name\b")).fill("Lucienne Valois")
-    alice.get_by_label("Creature").select_option("kindred")
-    alice.get_by_label("Clan", exact=True).select_option("toreador")
-    alice.get_by_label("Clan bonus").select_option("social")
-    alice.get_by_label("Physical", exact=True).fill("3")
-    alice.get_by_label("Social", exact=True).fill("7")
-    alice.get_by_label("Mental", exact=True).fill("5")
-    for n, (ability, rating) in enumerate(
-        [("etiquette", "2"), ("performance", "2"), ("investigation", "1")], start=1
-    ):
-        alice.get_by_label(f"Ability {n}", exact=True).fill(ability)
-        alice.get_by_label(f"Rating {n}", exact=True).fill(rating)
-    alice.get_by_label("Willpower", exact=True).fill("2")
-    alice.get_by_label("Business", exact=True).fill("1")
-    alice.get_by_label("Herd", exact=True).fill("1")
-    alice.get_by_label("Occult", exact=True).fill("1")
-    alice.get_by_label("Discipline 1", exact=True).select_option("auspex")
-    alice.get_by_label("Free levels 1").select_option("1b")
-    alice.get_by_label("Discipline 2", exact=True).select_option("celerity")
-    alice.get_by_label("Free levels 2").select_option("1a")
-    alice.get_by_label("Disadvantage 1", exact=True).fill("Vain")
-    alice.get_by_label("Disadvantage 2", exact=True).fill("Jealous")
-    alice.get_by_label("Background questionnaire").fill("Embraced at the opera in 1921.")
+    fill_toreador(alice, "Lucienne Valois", "Embraced at the opera in 1921.")
     # Freebies, priced by the rules as the player types (CRE-06: 1 per trait).
     alice.get_by_label("Extra social").fill("3")
     expect(alice.locator("#freebie-total")).to_have_text(re.compile(r"Freebies: 3 of 10 spent"))

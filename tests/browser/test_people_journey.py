@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from characters.models import Character
 from chronicle.models import Membership, Role
-from tests.browser.conftest import TIMEOUT_MS
+from tests.browser.conftest import TIMEOUT_MS, fill_toreador
 from tests.conftest import PASSWORD, World
 
 pytestmark = pytest.mark.browser
@@ -80,29 +80,7 @@ def accept(browser: Browser, url: str, address: str, name: str, username: str) -
 def create_character(page: Page) -> None:
     page.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Characters").click()
     page.get_by_role("link", name="Create a character").click()
-    page.get_by_label(re.compile(r"^Name\b")).fill("Giulia Orsini")
-    page.get_by_label("Creature").select_option("kindred")
-    page.get_by_label("Clan", exact=True).select_option("toreador")
-    page.get_by_label("Clan bonus").select_option("social")
-    page.get_by_label("Physical", exact=True).fill("3")
-    page.get_by_label("Social", exact=True).fill("7")
-    page.get_by_label("Mental", exact=True).fill("5")
-    for n, (ability, rating) in enumerate(
-        [("etiquette", "2"), ("performance", "2"), ("investigation", "1")], start=1
-    ):
-        page.get_by_label(f"Ability {n}", exact=True).fill(ability)
-        page.get_by_label(f"Rating {n}", exact=True).fill(rating)
-    page.get_by_label("Willpower", exact=True).fill("2")
-    page.get_by_label("Business", exact=True).fill("1")
-    page.get_by_label("Herd", exact=True).fill("1")
-    page.get_by_label("Occult", exact=True).fill("1")
-    page.get_by_label("Discipline 1", exact=True).select_option("auspex")
-    page.get_by_label("Free levels 1").select_option("1b")
-    page.get_by_label("Discipline 2", exact=True).select_option("celerity")
-    page.get_by_label("Free levels 2").select_option("1a")
-    page.get_by_label("Disadvantage 1", exact=True).fill("Vain")
-    page.get_by_label("Disadvantage 2", exact=True).fill("Jealous")
-    page.get_by_label("Background questionnaire").fill("Embraced in Trastevere in 1870.")
+    fill_toreador(page, "Giulia Orsini", "Embraced in Trastevere in 1870.")
     page.get_by_label("Extra social").fill("3")
     page.get_by_label("Extra willpower").fill("1")
     page.get_by_role("button", name="Save draft").click()
