@@ -337,6 +337,7 @@ def account(request: HttpRequest) -> HttpResponse:
             "name_form": name_form,
             "email_form": email_form,
             "account_memberships": list(access.memberships_of(user).order_by("chronicle__name")),
+            "may_start": services.may_start_chronicle(user),
         },
         status=400 if request.method == "POST" and bound else 200,
     )

@@ -407,3 +407,9 @@ def test_resend_and_revoke_are_for_staff(world: World, persona: str, action: str
     assert response.status_code == expected[persona]
     after = Invitation.objects.values_list("token_hash", "revoked_at").get()
     assert (after != before) == (expected[persona] == 302)
+
+
+@override_settings(CHRONICLE_OPEN_CREATION=False)
+def test_the_account_page_offers_no_start_when_creation_is_closed(world: World) -> None:
+    page = world.client("player_alice").get("/account/").content.decode()
+    assert "/chronicles/new/" not in page
