@@ -20,10 +20,19 @@ INSERTs and are never updated. Rows that point at rows of their own table (a rev
 inside its outer haven) go in layers, the rows they point at first. `auto_now` timestamps are
 set back to the exported values after each batch, in one UPDATE per batch.
 
-A known limit: ids that other code wrote into text (ledger and notification keys such as
-`purchase:12`, outcome subjects and values, pipeline chunk ranges) travel as they are. The
-digest still matches after an import, but such a key names the source database's row: a
-chronicle is best moved between downtimes, with no resolution preview pending.
+Ids that other code wrote into text (ledger and notification keys such as `purchase:12`,
+outcome subjects and values, pipeline chunk ranges) travel as they are, and the digest matches.
+Such a key names the source database's row, so no row made in the target database may ever get
+that id again: a new purchase 12 would find the ledger key `purchase:12` taken and get no entry
+of its own (an award keyed so is silently never written: the player loses the XP). The export
+therefore records, per table (and for the users), the highest id the source database has handed
+out (`max_ids`), and the import first moves each table's id sequence past it and past the
+target's own highest id: the imported rows and every row after them get ids above every source
+id. An export written before `max_ids` existed is still read (same version): the import then
+takes the largest number in it that reads like an id (a colon-separated part of a text such as
+the 12 of `purchase:12`, or an integer) as every table's floor. What such a key names in the
+target is still a different row than in the source (a chronicle is best moved between
+downtimes, with no resolution preview pending), but never a row made after the import.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import importlib.util
 import json
 import logging
 import os
+import re
 import secrets
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -51,7 +61,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import DatabaseError, models, transaction
+from django.db import DatabaseError, connection, models, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -345,6 +355,12 @@ def export_data(chronicle: Chronicle, *, now: dt.datetime | None = None) -> dict
         "version": VERSION,
         "chronicle": chronicle.slug,
         "exported_at": (now or timezone.now()).astimezone(dt.UTC).isoformat(),
+        # Per table, the highest id the source database handed out: the import keeps every id
+        # up to it unused (see the module's docstring).
+        "max_ids": {
+            m._meta.label_lower: n
+            for m, n in _ids_handed_out([*(t.model for t in snap.tables), _user_model()]).items()
+        },
         "users": snap.users,
         "tables": [{"model": t.label, "rows": t.rows} for t in snap.tables],
     }
@@ -399,6 +415,7 @@ def _checked(data: Any) -> dict[str, Any]:
         and isinstance(users, list)
         and all(isinstance(u, dict) for u in users)
         and isinstance(data.get("chronicle"), str)
+        and _max_ids_valid(data.get("max_ids", {}))
     ):
         raise PortabilityError(_("The export is damaged or incomplete."))
     known = {p.model._meta.label_lower for p in portables()}
@@ -430,6 +447,7 @@ def import_data(data: Any) -> ImportReport:
                 )
             tables = {t["model"]: t["rows"] for t in data["tables"]}
             _refuse_taken_unique_values(tables)
+            _advance_ids(_id_floors(data))
             users, created = _users(data.get("users", []))
             new_pks: dict[type[models.Model], dict[str, int]] = {}
             count = 0
@@ -447,6 +465,141 @@ def import_data(data: Any) -> ImportReport:
             _("The export is damaged or incomplete: %(error)r") % {"error": exc}
         ) from exc
     return ImportReport(chronicle=chronicle, rows=count, users_created=created)
+
+
+# --- Ids the source handed out: kept unused in the target ----------------------------------------
+
+# The largest number the fallback takes for an id: anything larger is not a chronicle's id (a
+# year-long sequence of a busy database stays far below), and would only waste the sequence.
+_MOST_LIKELY_ID = 2**31 - 1
+_ID_IN_TEXT = re.compile(r"(?:^|:)(\d{1,10})(?=:|$)")
+
+
+def _max_ids_valid(max_ids: Any) -> bool:
+    return isinstance(max_ids, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        for k, v in max_ids.items()
+    )
+
+
+def _id_floors(data: dict[str, Any]) -> dict[type[models.Model], int]:
+    """Per table the import writes (and the users), the id every row made from now on must be
+    above: the export's `max_ids`, or for an export written before them the largest number in
+    it that reads like an id."""
+    targets = [p.model for p in portables()] + [_user_model()]
+    if "max_ids" in data:
+        max_ids: dict[str, int] = data["max_ids"]
+        return {m: max_ids.get(m._meta.label_lower, 0) for m in targets}
+    named = _largest_id_named(data)
+    return dict.fromkeys(targets, named)
+
+
+def _largest_id_named(data: Any) -> int:
+    """The largest integer in the export, or colon-separated part of a text (`purchase:12`,
+    `cycle:3:awards:base:41`), up to _MOST_LIKELY_ID: cruder than `max_ids` (it cannot tell
+    which table an id belongs to, so every table gets the largest), but never too low."""
+    largest = 0
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str):
+            for match in _ID_IN_TEXT.finditer(value):
+                number = int(match.group(1))
+                if number <= _MOST_LIKELY_ID:
+                    largest = max(largest, number)
+        elif isinstance(value, int) and not isinstance(value, bool) and value <= _MOST_LIKELY_ID:
+            largest = max(largest, value)
+    return largest
+
+
+def _auto_ids(models_: Sequence[type[models.Model]]) -> list[type[models.Model]]:
+    """The models whose ids the database hands out (not a one-to-one or a chosen primary key)."""
+    return [m for m in models_ if isinstance(m._meta.pk, models.AutoField)]
+
+
+def _ids_handed_out(models_: Sequence[type[models.Model]]) -> dict[type[models.Model], int]:
+    """Per table, the highest id this database has handed out, in one statement: its largest
+    id, or its sequence's last value when the last rows were deleted since (their ids may still
+    be named in text). Vendor-specific: PostgreSQL keeps the value in the column's sequence
+    (also for Django's identity columns), SQLite in `sqlite_sequence` (Django's tables are
+    AUTOINCREMENT); elsewhere only the largest id is known."""
+    found = _auto_ids(models_)
+    if not found:
+        return {}
+    quote = connection.ops.quote_name
+    parts: list[str] = []
+    params: list[Any] = []
+    for model in found:
+        table, column = model._meta.db_table, model._meta.pk.column
+        largest = f"(SELECT COALESCE(MAX({quote(column)}), 0) FROM {quote(table)})"
+        if connection.vendor == "postgresql":
+            parts.append(
+                f"GREATEST({largest}, COALESCE(pg_sequence_last_value("
+                "pg_get_serial_sequence(%s, %s)::regclass), 0))"
+            )
+            params += [quote(table), column]
+        elif connection.vendor == "sqlite":
+            sequence = "(SELECT MAX(seq) FROM sqlite_sequence WHERE name = %s)"
+            parts.append(f"MAX({largest}, COALESCE({sequence}, 0))")
+            params.append(table)
+        else:
+            parts.append(largest)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT " + ", ".join(parts), params)
+        row = cursor.fetchone()
+    return {model: int(value) for model, value in zip(found, row, strict=True)}
+
+
+def _advance_ids(floors: dict[type[models.Model], int]) -> None:
+    """Move each table's id sequence so that the next id is above both `floors[model]` (the
+    source's highest id) and the target's own highest id; never backwards.
+
+    Why here, vendor by vendor: ids of the source live on in text (ledger keys such as
+    `purchase:12`), and a row made here later under one of those ids would collide with them.
+    Django has no API for a sequence, so this is the one vendor-specific step of the import.
+    PostgreSQL: `setval` on the column's sequence (`pg_get_serial_sequence` also finds the
+    sequence of an identity column, which Django 5 creates); `nextval` inside the GREATEST
+    keeps the sequence from going back; `setval` is not undone by a rollback (a refused import
+    leaves a gap in the ids, which is harmless). SQLite: an AUTOINCREMENT table's next id is
+    one above both its largest id and its row in `sqlite_sequence` (missing until the first
+    insert), so that row is raised. Another database is refused rather than left to reuse ids."""
+    wanted = [(m, n) for m in _auto_ids(list(floors)) if (n := floors[m]) > 0]
+    if not wanted:
+        return
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            parts: list[str] = []
+            params: list[Any] = []
+            for model, floor in wanted:
+                table, column = model._meta.db_table, model._meta.pk.column
+                parts.append(
+                    "setval(pg_get_serial_sequence(%s, %s), GREATEST(%s, "
+                    f"(SELECT COALESCE(MAX({quote(column)}), 0) FROM {quote(table)}), "
+                    "nextval(pg_get_serial_sequence(%s, %s))), true)"
+                )
+                params += [quote(table), column, floor, quote(table), column]
+            cursor.execute("SELECT " + ", ".join(parts), params)
+        elif connection.vendor == "sqlite":
+            names = [(model._meta.db_table, floor) for model, floor in wanted]
+            cursor.executemany(
+                "INSERT INTO sqlite_sequence (name, seq) SELECT %s, 0 WHERE NOT EXISTS "
+                "(SELECT 1 FROM sqlite_sequence WHERE name = %s)",
+                [(name, name) for name, _floor in names],
+            )
+            cursor.executemany(
+                "UPDATE sqlite_sequence SET seq = MAX(seq, %s) WHERE name = %s",
+                [(floor, name) for name, floor in names],
+            )
+        else:
+            raise PortabilityError(
+                _("Importing a chronicle needs PostgreSQL or SQLite (not %(vendor)s).")
+                % {"vendor": connection.vendor}
+            )
 
 
 def _taken(model: type[models.Model], name: str, values: list[Any]) -> list[Any]:

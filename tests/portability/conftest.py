@@ -56,3 +56,28 @@ def counted() -> Iterator[Statements]:
     statements = Statements()
     with connection.execute_wrapper(statements):
         yield statements
+
+
+def set_next_id(model: Any, next_id: int) -> None:
+    """Make `next_id` the id the table's next row gets, as in a database that has handed out
+    fewer ids than this one (a fresh target). The table must hold no row at or above it."""
+    table, column = model._meta.db_table, model._meta.pk.column
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT setval(pg_get_serial_sequence(%s, %s), %s, false)",
+                [connection.ops.quote_name(table), column, next_id],
+            )
+        else:
+            cursor.execute("DELETE FROM sqlite_sequence WHERE name = %s", [table])
+            cursor.execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES (%s, %s)", [table, next_id - 1]
+            )
+
+
+def as_if_fresh(models: Any) -> None:
+    """Every table in `models` hands out, next, the id after its largest row: what a database
+    that never held the exported rows would do."""
+    for model in models:
+        largest = model._base_manager.order_by("-pk").values_list("pk", flat=True).first()
+        set_next_id(model, (largest or 0) + 1)
