@@ -19,7 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
 from chronicle.models import Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access
 from ..forms.creation import CreationForm, ReturnForm, initial_from
@@ -74,7 +74,7 @@ def _wizard(
     status: int = 200,
 ) -> HttpResponse:
     editable = character is None or character.approval in creation.EDITABLE
-    return _page(
+    return chronicle_page(
         request,
         TEMPLATE,
         membership,
@@ -244,7 +244,7 @@ def character_check(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             if key != "__all__"
         ]
     }
-    return _page(
+    return chronicle_page(
         request,
         f"{TEMPLATE}#checks",
         membership,
@@ -293,7 +293,7 @@ def character_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         status = 400
     draft = Draft.from_character(character)
     quote = _saved_quote(character, membership)
-    return _page(
+    return chronicle_page(
         request,
         "characters/creation_review.html",
         membership,

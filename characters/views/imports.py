@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from chronicle import access as chronicle_access
 from chronicle.models import Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from ..forms.imports import ChoicesForm, UploadForm
 from ..models import ImportJob, ImportStatus
@@ -69,7 +69,7 @@ def import_upload(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("import_job", slug=slug, pk=job.pk)
         errors = [str(e) for e in report.errors]
     status = 400 if request.method == "POST" else 200
-    return _page(
+    return chronicle_page(
         request,
         "characters/import_upload.html",
         membership,
@@ -103,7 +103,7 @@ def import_job(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     context: dict[str, Any] = {"job": job}
     if job.status == ImportStatus.PREVIEW:
         context = _preview_context(job, None, None)
-    return _page(request, "characters/import_job.html", membership, **context)
+    return chronicle_page(request, "characters/import_job.html", membership, **context)
 
 
 @login_required
@@ -132,7 +132,9 @@ def import_confirm(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     if form.errors:
         context["choices_form"] = form
     status = 400 if form.errors else 200
-    return _page(request, "characters/import_job.html", membership, status=status, **context)
+    return chronicle_page(
+        request, "characters/import_job.html", membership, status=status, **context
+    )
 
 
 @login_required
@@ -143,7 +145,7 @@ def import_progress(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     job = _job(membership, pk)
     if not getattr(request, "htmx", False):
         return redirect("import_job", slug=slug, pk=pk)
-    response = _page(request, "characters/import_job.html#progress", membership, job=job)
+    response = chronicle_page(request, "characters/import_job.html#progress", membership, job=job)
     if job.status in (ImportStatus.DONE, ImportStatus.FAILED):
         response["HX-Refresh"] = "true"
     return response

@@ -11,7 +11,7 @@ from django.http import HttpRequest, HttpResponse
 
 from chronicle import access as chronicle_access
 from chronicle.models import Role
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access
 
@@ -41,7 +41,7 @@ def people(request: HttpRequest, slug: str) -> HttpResponse:
         }
         for member in members
     ]
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/people.html",
         membership,

@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access, selectors
 from ..forms.purchases import DecisionForm, PurchaseForm, field_for
@@ -58,7 +58,7 @@ def purchase_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             character=character, staff=form.staff, **form.service_kwargs()
         )
     status = 400 if request.method == "POST" else 200
-    return _page(
+    return chronicle_page(
         request,
         "characters/purchase_form.html",
         membership,
@@ -81,7 +81,7 @@ def purchase_preview(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         quote = services.purchase_quote(
             character=character, staff=form.staff, **form.service_kwargs()
         )
-    return _page(
+    return chronicle_page(
         request,
         "characters/purchase_form.html#preview",
         membership,
@@ -97,7 +97,7 @@ def purchase_queue(request: HttpRequest, slug: str) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     chronicle_access.require_staff(membership)
     lines = selectors.purchase_queue_for(membership)
-    return _page(request, "characters/purchase_queue.html", membership, lines=lines)
+    return chronicle_page(request, "characters/purchase_queue.html", membership, lines=lines)
 
 
 @login_required
@@ -126,7 +126,7 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     quote = None
     if purchase.status == PurchaseStatus.REQUESTED:
         quote = services.purchase_requote(purchase=purchase, teacher=purchase.teacher)
-    return _page(
+    return chronicle_page(
         request,
         "characters/purchase_decide.html",
         membership,

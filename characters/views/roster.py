@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
 from chronicle import access as chronicle_access
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from ..access import characters_visible_to
 from ..forms.roster import RosterFilterForm, VolunteerForm
@@ -65,9 +65,11 @@ def character_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     if request.htmx:
         # htmx swaps only 2xx answers; the partial shows the errors itself.
         status = 200
-        return _page(request, "characters/roster.html#table", membership, status=status, **context)
+        return chronicle_page(
+            request, "characters/roster.html#table", membership, status=status, **context
+        )
     context["status_counts"] = _status_counts(visible)
-    return _page(request, "characters/roster.html", membership, status=status, **context)
+    return chronicle_page(request, "characters/roster.html", membership, status=status, **context)
 
 
 def _status_counts(visible: Any) -> list[dict[str, Any]]:
@@ -131,7 +133,7 @@ def npc_volunteers(request: HttpRequest, slug: str) -> HttpResponse:
                 return redirect("npc_volunteers", slug=slug)
     status = 400 if form.is_bound else 200
     mine = next((v for v in volunteers if v.player_id == request.user.pk), None)
-    return _page(
+    return chronicle_page(
         request,
         "characters/npc_volunteers.html",
         membership,

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from chronicle import access as chronicle_access
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access, selectors
 from ..forms.purchases import PurchaseForm
@@ -20,7 +20,7 @@ def character_sheet(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     character = access.character_for(membership, pk)
     sheet = selectors.sheet_for(character=character, membership=membership)
     form = PurchaseForm(character=character, membership=membership)
-    return _page(request, "characters/sheet.html", membership, sheet=sheet, form=form)
+    return chronicle_page(request, "characters/sheet.html", membership, sheet=sheet, form=form)
 
 
 @login_required
@@ -29,4 +29,4 @@ def character_print(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     character = access.character_for(membership, pk)
     sheet = selectors.sheet_for(character=character, membership=membership)
-    return _page(request, "characters/sheet_print.html", membership, sheet=sheet)
+    return chronicle_page(request, "characters/sheet_print.html", membership, sheet=sheet)

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from chronicle import access as chronicle_access
 from chronicle.models import Cycle, Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access
 from ..forms.staff import ACTION_FORMS, ActionContext, ActionForm
@@ -104,10 +104,10 @@ def _render(
             form.initial = {"notes": context.character.st_notes}
     page: dict[str, Any] = {"character": context.character, "forms": forms, "ctx": context}
     if bound is not None and _htmx(request):
-        return _page(
+        return chronicle_page(
             request, f"{TEMPLATE}#action-form", membership, form=bound, status=status, **page
         )
-    return _page(request, TEMPLATE, membership, status=status, **page)
+    return chronicle_page(request, TEMPLATE, membership, status=status, **page)
 
 
 @login_required
@@ -139,7 +139,7 @@ def character_action(request: HttpRequest, slug: str, pk: int, action: str) -> H
                 again = form_class(context=fresh)
                 if again.slug == "note":
                     again.initial = {"notes": character.st_notes}
-                return _page(
+                return chronicle_page(
                     request,
                     f"{TEMPLATE}#action-form",
                     membership,

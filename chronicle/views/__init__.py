@@ -22,7 +22,7 @@ from ..models import CycleStatus
 from ..services.people import may_start_chronicle
 
 
-def _page(
+def chronicle_page(
     request: HttpRequest, template: str, membership: Any, *, status: int = 200, **context: Any
 ) -> HttpResponse:
     """Render a page of one chronicle: every such page knows the membership, the chronicle and
@@ -74,7 +74,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         context["my_attendance"] = list(
             access.own_attendance(membership).order_by("-game__date")[:5]
         )
-    return _page(request, "chronicle/dashboard.html", membership, **context)
+    return chronicle_page(request, "chronicle/dashboard.html", membership, **context)
 
 
 @login_required
@@ -82,7 +82,7 @@ def game_list(request: HttpRequest, slug: str) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     games = access.games_visible_to(membership).order_by("date", "number")
     today = services.chronicle_today(membership.chronicle, timezone.now())
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/game_list.html",
         membership,
@@ -106,14 +106,14 @@ def game_create(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Game {game.number} created; its downtime cycle is open.")
             return redirect("game_detail", slug=slug, number=game.number)
     status = 400 if request.method == "POST" else 200
-    return _page(request, "chronicle/game_form.html", membership, form=form, status=status)
+    return chronicle_page(request, "chronicle/game_form.html", membership, form=form, status=status)
 
 
 @login_required
 def game_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     game = access.game_for(membership, number)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/game_detail.html",
         membership,
@@ -144,7 +144,7 @@ def game_edit(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         else:
             messages.success(request, f"Game {game.number} saved.")
             return redirect("game_detail", slug=slug, number=game.number)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/game_form.html",
         membership,
@@ -192,7 +192,7 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         }
         for m in players
     ]
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/sign_in.html",
         membership,
@@ -206,7 +206,7 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 def cycle_list(request: HttpRequest, slug: str) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/cycle_list.html",
         membership,
@@ -218,7 +218,7 @@ def cycle_list(request: HttpRequest, slug: str) -> HttpResponse:
 def cycle_detail(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     cycle = access.cycle_for(membership, number)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/cycle_detail.html",
         membership,
@@ -255,7 +255,7 @@ def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, "House rules saved.")
             return redirect("house_rules", slug=slug)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/house_rules.html",
         membership,

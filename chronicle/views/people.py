@@ -31,7 +31,7 @@ from ..forms.people import (
 from ..models import Role
 from ..services import account as account_services
 from ..services import people as services
-from . import _page
+from . import chronicle_page
 
 LOGIN_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
@@ -105,7 +105,7 @@ def invitation_list(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("invitation_list", slug=slug)
     now = timezone.now()
     rows = [(invitation, invitation.status(now)) for invitation in invitations[:300]]
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/invitation_list.html",
         membership,
@@ -290,7 +290,7 @@ def _end(request: HttpRequest, membership: Any, target: Any, *, leaving: bool) -
                 % {"who": _display(target.user)},
             )
             return redirect("people", slug=membership.chronicle.slug)
-    return _page(
+    return chronicle_page(
         request,
         "chronicle/member_remove.html",
         membership,

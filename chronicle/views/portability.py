@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from .. import access, portability
 from ..models import Membership
-from . import _page
+from . import chronicle_page
 
 
 def _admin_job(
@@ -42,7 +42,7 @@ def chronicle_export_start(request: HttpRequest, slug: str) -> HttpResponse:
 @never_cache
 def chronicle_export_status(request: HttpRequest, slug: str, job: str) -> HttpResponse:
     membership, found = _admin_job(request, slug, job)
-    return _page(request, "chronicle/export_status.html", membership, job=found)
+    return chronicle_page(request, "chronicle/export_status.html", membership, job=found)
 
 
 @login_required

@@ -30,7 +30,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from ..forms.cycles import OutcomeOverrideForm, ReleaseConfirmForm
 from ..models import Outcome, OutcomeOverride, Submission
@@ -88,7 +88,7 @@ def cycle_resolution_list(request: HttpRequest, slug: str) -> HttpResponse:
     cycles = list(chronicle_access.cycles_visible_to(membership).order_by("-deadline_at"))
     progress = progress_by_cycle(cycles)
     rows = [(cycle, progress.get(cycle.pk)) for cycle in cycles]
-    return _page(request, "downtimes/cycle_list.html", membership, rows=rows)
+    return chronicle_page(request, "downtimes/cycle_list.html", membership, rows=rows)
 
 
 # --- One cycle ---------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def cycle_resolution(request: HttpRequest, slug: str, number: int) -> HttpRespon
     membership = _staff(request, slug)
     cycle = _cycle(membership, number)
     context = _page_context(membership, cycle, _step(request))
-    return _page(request, "downtimes/cycle_page.html", membership, **context)
+    return chronicle_page(request, "downtimes/cycle_page.html", membership, **context)
 
 
 @login_required
@@ -184,7 +184,7 @@ def cycle_progress(request: HttpRequest, slug: str, number: int) -> HttpResponse
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect(_page_url(slug, cycle, "progress"))
     progress = pipeline.run_progress(cycle=cycle)
-    response = _page(
+    response = chronicle_page(
         request,
         "downtimes/cycle_page.html#progress",
         membership,
@@ -267,7 +267,7 @@ def outcome_override(request: HttpRequest, slug: str, number: int, pk: int) -> H
             return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}"))
     # The page again, with what was typed kept and each refusal beside its field.
     context = _page_context(membership, cycle, "", bound={outcome.pk: form})
-    return _page(request, "downtimes/cycle_page.html", membership, status=400, **context)
+    return chronicle_page(request, "downtimes/cycle_page.html", membership, status=400, **context)
 
 
 @login_required
@@ -298,7 +298,7 @@ def _release_page(
 ) -> HttpResponse:
     plan = pipeline.release_plan(cycle=cycle)
     run, key = release_plan_key(cycle, plan)
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/cycle_release.html",
         membership,
@@ -387,7 +387,7 @@ def xp_report(request: HttpRequest, slug: str, number: int, as_csv: bool = False
     if as_csv or request.GET.get("format") == "csv":
         return _xp_csv(cycle, rows)
     total = sum((row["xp"] or Decimal(0) for row in rows), Decimal(0))
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/xp_report.html",
         membership,
@@ -446,7 +446,7 @@ def results(request: HttpRequest, slug: str) -> HttpResponse:
         if cycle_id not in by_cycle:
             by_cycle[cycle_id] = {"cycle": subs[0].cycle, "lines": [], "submissions": subs}
     cycles = sorted(by_cycle.values(), key=lambda e: e["cycle"].deadline_at, reverse=True)
-    return _page(request, "downtimes/results.html", membership, cycles=cycles)
+    return chronicle_page(request, "downtimes/results.html", membership, cycles=cycles)
 
 
 urlpatterns = [

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from ..forms import desk as forms
 from ..models import DeskItem, DeskStatus
@@ -131,12 +131,12 @@ def desk(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _staff(request, slug)
     cycle = _cycle(membership, request.GET)
     if cycle is None:
-        return _page(request, "downtimes/desk_page.html", membership, cycle=None)
+        return chronicle_page(request, "downtimes/desk_page.html", membership, cycle=None)
     context = _desk_context(request, membership, cycle)
     if request.htmx:  # type: ignore[attr-defined]
-        return _page(request, "downtimes/desk_results.html", membership, **context)
+        return chronicle_page(request, "downtimes/desk_results.html", membership, **context)
     context["at_game_form"] = forms.AtGameRequestForm(cycle=cycle)
-    return _page(request, "downtimes/desk_page.html", membership, **context)
+    return chronicle_page(request, "downtimes/desk_page.html", membership, **context)
 
 
 def _apply_errors(form: Any, exc: ValidationError) -> None:
@@ -185,7 +185,7 @@ def desk_item(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     else:
         form = forms.DeskItemForm(initial=forms.DeskItemForm.initial_for(item), staff=staff)
     status = 409 if theirs is not None else (400 if form.is_bound else 200)
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/desk_item.html",
         membership,
@@ -242,7 +242,9 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
         context = _desk_context(request, membership, cycle, data=request.POST)
         context["at_game_form"] = forms.AtGameRequestForm(cycle=cycle)
         context["bulk_error"] = BULK_REFUSED
-        return _page(request, "downtimes/desk_page.html", membership, status=400, **context)
+        return chronicle_page(
+            request, "downtimes/desk_page.html", membership, status=400, **context
+        )
     done = services.desk_bulk_update(
         cycle=cycle,
         by=chronicle_access.acting_user(request.user),
@@ -321,7 +323,7 @@ def desk_at_game(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect(_desk_url(slug, f"game={cycle.game.number}"))
     context = _desk_context(request, membership, cycle)
     context["at_game_form"] = form
-    return _page(request, "downtimes/desk_page.html", membership, status=400, **context)
+    return chronicle_page(request, "downtimes/desk_page.html", membership, status=400, **context)
 
 
 urlpatterns = [

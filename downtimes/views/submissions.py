@@ -31,7 +31,7 @@ from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, Membership
 from chronicle.services import chronicle_today
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 from havens import access as havens_access
 from havens.models import Structure
 
@@ -204,7 +204,7 @@ def _render(
             "hx-include": "#texts",
         }
     )
-    return _page(
+    return chronicle_page(
         request,
         TEMPLATE,
         membership,
@@ -231,7 +231,9 @@ def refusals_shown(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
             if request.htmx:  # type: ignore[attr-defined]
                 # 200: htmx swaps no 4xx answer, and the player must read why nothing saved.
                 membership = chronicle_access.membership_for(request.user, slug)
-                return _page(request, "downtimes/submission_saved.html", membership, error=text)
+                return chronicle_page(
+                    request, "downtimes/submission_saved.html", membership, error=text
+                )
             messages.error(request, text)
             return redirect("downtime_character", slug=slug, character_id=character_id)
 
@@ -288,7 +290,7 @@ def downtime_home(request: HttpRequest, slug: str) -> HttpResponse:
             .filter(cycle=cycle)
             .select_related("character", "player")
         )
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/submission_home.html",
         membership,
@@ -312,7 +314,7 @@ def submission_read(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """A submission read-only: its player's or, for staff, anyone's (404 otherwise)."""
     membership = chronicle_access.membership_for(request.user, slug)
     submission = access.submission_for(membership, pk)
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/submission_read.html",
         membership,
@@ -347,7 +349,7 @@ def downtime_save(request: HttpRequest, slug: str, character_id: int) -> HttpRes
     if request.htmx:  # type: ignore[attr-defined]
         # Always 200: htmx would drop a 4xx answer and the refusal would never reach
         # #save-status; the fragment itself says nothing was saved.
-        return _page(
+        return chronicle_page(
             request,
             "downtimes/submission_saved.html",
             membership,
@@ -516,7 +518,7 @@ def purchase_preview(request: HttpRequest, slug: str, character_id: int) -> Http
     quote = None
     if form.is_valid():
         quote = purchase_quote(character=character, **form.service_kwargs())
-    return _page(
+    return chronicle_page(
         request,
         "characters/purchase_preview.html",
         membership,

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from ..forms.votes import CyclePickForm, ReportPickForm
 from ..models import ReportPick, Submission, SubmissionStatus
@@ -58,7 +58,7 @@ def vote_tally(request: HttpRequest, slug: str) -> HttpResponse:
     chronicle_access.require_admin(membership)
     cycles, cycle = _picked_cycle(request, membership)
     tally = services.tally_for(cycle=cycle) if cycle is not None else None
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/vote_tally.html",
         membership,
@@ -117,7 +117,7 @@ def _picks_page(
             )
             rows.append({"submission": submission, "pick": pick, "form": form})
     picked = sum(1 for row in rows if row["pick"] is not None)
-    return _page(
+    return chronicle_page(
         request,
         "downtimes/report_picks.html",
         membership,
@@ -223,7 +223,7 @@ def report_list(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("cycle__game")
         .order_by("-cycle__game__date", "pk")
     )
-    return _page(request, "downtimes/report_list.html", membership, picks=picks)
+    return chronicle_page(request, "downtimes/report_list.html", membership, picks=picks)
 
 
 urlpatterns = [

@@ -22,7 +22,7 @@ from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Membership
 from chronicle.services import current_downtime
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access, selectors
 from ..forms.havens import (
@@ -152,7 +152,7 @@ def haven_list(request: HttpRequest, slug: str) -> HttpResponse:
             .select_related("structure", "from_character", "to_character", "cycle__game")
             .order_by("applied_at", "pk")
         )
-    return _page(
+    return chronicle_page(
         request,
         "havens/haven_list.html",
         membership,
@@ -200,7 +200,7 @@ def haven_design(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"{structure.name} is planned: pay into it to own it.")
             return redirect("haven_detail", slug=slug, pk=structure.pk)
     quote = _design_quote(form, membership) if form.is_bound else None
-    return _page(
+    return chronicle_page(
         request,
         "havens/haven_form.html",
         membership,
@@ -218,7 +218,7 @@ def haven_check(request: HttpRequest, slug: str) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     form = DesignForm(request.POST, membership=membership)
     form.is_valid()
-    return _page(
+    return chronicle_page(
         request,
         "havens/haven_form.html#check",
         membership,
@@ -257,7 +257,7 @@ def haven_upgrade(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(request, f"{len(projects)} project(s) added to {structure.name}.")
             return redirect("haven_detail", slug=slug, pk=structure.pk)
-    return _page(
+    return chronicle_page(
         request,
         "havens/haven_form.html",
         membership,
@@ -276,7 +276,7 @@ def haven_upgrade_check(request: HttpRequest, slug: str, pk: int) -> HttpRespons
     structure = access.structure_for(membership, pk)
     form = UpgradeForm(request.POST, membership=membership, structure=structure)
     form.is_valid()
-    return _page(
+    return chronicle_page(
         request,
         "havens/haven_form.html#check",
         membership,
@@ -408,7 +408,7 @@ def _detail(
         context["applied"] = structure.changes.exclude(status=ChangeStatus.PENDING).order_by(
             "-requested_at", "-pk"
         )
-    return _page(request, "havens/haven_detail.html", membership, status=status, **context)
+    return chronicle_page(request, "havens/haven_detail.html", membership, status=status, **context)
 
 
 @login_required

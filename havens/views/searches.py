@@ -26,7 +26,7 @@ from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Game, Membership
 from chronicle.services import current_downtime
-from chronicle.views import _page
+from chronicle.views import chronicle_page
 
 from .. import access
 from ..forms import searches as forms
@@ -141,7 +141,7 @@ def _list_page(
     context = _player_context(membership, **forms_given)
     if chronicle_access.is_staff(membership):
         context["games"] = Game.objects.filter(chronicle=membership.chronicle).order_by("-date")
-    return _page(request, "havens/search_list.html", membership, status=status, **context)
+    return chronicle_page(request, "havens/search_list.html", membership, status=status, **context)
 
 
 @login_required
@@ -313,7 +313,7 @@ def _desk_page(
         }
         for s in searches
     ]
-    return _page(
+    return chronicle_page(
         request,
         "havens/search_desk.html",
         membership,
@@ -463,7 +463,7 @@ def reinforcement_attack(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("structure", "game")
         .order_by("-recorded_at", "-pk")[:20]
     )
-    return _page(
+    return chronicle_page(
         request,
         "havens/reinforcement_attack.html",
         membership,
@@ -481,7 +481,7 @@ def reinforcement_preview(request: HttpRequest, slug: str) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     chronicle_access.require_staff(membership)
     form = forms.ReinforcementForm(request.GET, membership=membership)
-    return _page(
+    return chronicle_page(
         request,
         "havens/reinforcement_preview.html",
         membership,
@@ -518,7 +518,7 @@ def hidden_registry(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(request, f"Registered under number {data['number']}.")
             return redirect("hidden_registry", slug=slug)
-    return _page(
+    return chronicle_page(
         request,
         "havens/hidden_registry.html",
         membership,
@@ -567,7 +567,7 @@ def hidden_search(request: HttpRequest, slug: str) -> HttpResponse:
         .select_related("searcher")
         .order_by("-recorded_at", "-pk")[:20]
     )
-    return _page(
+    return chronicle_page(
         request,
         "havens/hidden_search.html",
         membership,
@@ -612,7 +612,7 @@ def hidden_search_tests(request: HttpRequest, slug: str, pk: int) -> HttpRespons
     for row in record.results:
         name = f"won_{row['object']}"
         rows.append((row, objects.get(row["object"]), form[name] if name in form.fields else None))
-    return _page(
+    return chronicle_page(
         request, "havens/hidden_search_tests.html", membership, record=record, rows=rows, form=form
     )
 
