@@ -4,18 +4,16 @@ preview without sideways scrolling (long file names wrap, wide tables scroll in 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from tests.browser.conftest import TIMEOUT_MS, log_in
 from tests.browser.test_people_journey import shoot
+from tests.characters.test_grapevine_services import DATA
 from tests.conftest import World
 
 pytestmark = pytest.mark.browser
-
-SAMPLE = Path(__file__).resolve().parents[2].parent / "shared/data/grapevine"
 
 
 @pytest.mark.parametrize("width", [1280, 390])
@@ -32,7 +30,7 @@ def test_import_preview_fits_the_screen(
     log_in(page, "storyteller")
     page.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Import").click()
     page.locator("input[type=file]").set_input_files(
-        str(SAMPLE / "chronicle_camarilla_five_xml_many_settings.gex")
+        str(DATA / "chronicle_camarilla_five_xml_many_settings.gex")
     )
     page.locator("main form button[type=submit]").last.click()
     expect(page).to_have_url(re.compile(r"/import/\d+/$"))
