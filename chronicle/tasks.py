@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from . import portability, services
+from . import export_jobs, services
 
 log = logging.getLogger(__name__)
 
@@ -22,4 +22,4 @@ def close_due_cycles() -> list[int]:
 def export_chronicle_job(chronicle_id: int, job_id: str) -> None:
     """An admin's download of the whole chronicle: write the export file beside the job's state
     (chronicle.portability). Idempotent: a redelivered job that is done does nothing."""
-    portability.export_job_run(chronicle_id=chronicle_id, job_id=job_id)
+    export_jobs.export_job_run(chronicle_id=chronicle_id, job_id=job_id)

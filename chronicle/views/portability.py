@@ -10,18 +10,18 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import access, portability
+from .. import access, export_jobs, portability
 from ..models import Membership
 from . import chronicle_page
 
 
 def _admin_job(
     request: HttpRequest, slug: str, job_id: str
-) -> tuple[Membership, portability.ExportJob]:
+) -> tuple[Membership, export_jobs.ExportJob]:
     """The chronicle's export job for one of its admins: others get 403 (members) or 404."""
     membership = access.membership_for(request.user, slug)
     access.require_admin(membership)
-    job = portability.export_job_for(membership.chronicle, job_id)
+    job = export_jobs.export_job_for(membership.chronicle, job_id)
     if job is None:
         raise Http404("No such export.")
     return membership, job
@@ -32,7 +32,7 @@ def _admin_job(
 def chronicle_export_start(request: HttpRequest, slug: str) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     access.require_admin(membership)
-    job = portability.export_job_start(
+    job = export_jobs.export_job_start(
         chronicle=membership.chronicle, by=access.acting_user(request.user)
     )
     return redirect("chronicle_export_status", slug=slug, job=job.id)
@@ -52,7 +52,7 @@ def chronicle_export_download(request: HttpRequest, slug: str, job: str) -> File
     if not found.done:
         raise Http404("This export is not ready.")
     try:
-        stream = portability.export_job_file(found).open("rb")
+        stream = export_jobs.export_job_file(found).open("rb")
     except OSError:
         raise Http404("This export is no longer on the server.") from None
     return FileResponse(

@@ -14,7 +14,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from chronicle import portability
+from chronicle import export_jobs
 from chronicle.celery import app as celery_app
 from chronicle.tasks import export_chronicle_job
 
@@ -54,7 +54,7 @@ def test_an_admin_exports_from_the_settings_page(
     assert "hx-trigger" in waiting.content.decode()  # the page refreshes itself
     assert admin.get(download).status_code == 404  # not written yet
 
-    assert portability.EXPORT_TASK in celery_app.tasks  # the name the job is sent by
+    assert export_jobs.EXPORT_TASK in celery_app.tasks  # the name the job is sent by
     export_chronicle_job(world.chronicle.pk, job)  # what the worker runs
     export_chronicle_job(world.chronicle.pk, job)  # a redelivery does nothing more
 
@@ -96,7 +96,7 @@ def test_a_job_of_another_chronicle_or_no_job_is_not_found(
     world: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     with django_capture_on_commit_callbacks(execute=False):
-        other = portability.export_job_start(chronicle=world.other, by=world.users["admin"])
+        other = export_jobs.export_job_start(chronicle=world.other, by=world.users["admin"])
     export_chronicle_job(world.other.pk, other.id)
     admin = world.client("admin")
     slug = world.chronicle.slug
@@ -111,9 +111,9 @@ def test_a_file_gone_from_the_server_is_not_found(
 ) -> None:
     job = _start(world, django_capture_on_commit_callbacks)
     export_chronicle_job(world.chronicle.pk, job)
-    found = portability.export_job_for(world.chronicle, job)
+    found = export_jobs.export_job_for(world.chronicle, job)
     assert found is not None
-    portability.export_job_file(found).unlink()
+    export_jobs.export_job_file(found).unlink()
     url = reverse("chronicle_export_download", args=[world.chronicle.slug, job])
     assert world.client("admin").get(url).status_code == 404
 
@@ -123,9 +123,9 @@ def test_exports_older_than_a_week_are_removed(
 ) -> None:
     old = _start(world, django_capture_on_commit_callbacks)
     export_chronicle_job(world.chronicle.pk, old)
-    week_ago = time.time() - portability.EXPORT_KEPT.total_seconds() - 60
+    week_ago = time.time() - export_jobs.EXPORT_KEPT.total_seconds() - 60
     for path in (var_dir / "exports" / str(world.chronicle.pk)).iterdir():
         os.utime(path, (week_ago, week_ago))
     new = _start(world, django_capture_on_commit_callbacks)
-    assert portability.export_job_for(world.chronicle, old) is None
-    assert portability.export_job_for(world.chronicle, new) is not None
+    assert export_jobs.export_job_for(world.chronicle, old) is None
+    assert export_jobs.export_job_for(world.chronicle, new) is not None
