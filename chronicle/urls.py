@@ -8,7 +8,7 @@ from rest_framework.routers import SimpleRouter
 from characters import api as characters_api
 from chronicle import api, views
 from chronicle.api import people as people_api
-from chronicle.views import people
+from chronicle.views import people, styleguide
 from chronicle.views import portability as portability_views
 from downtimes import api as downtimes_api
 from havens import api as havens_api
@@ -39,6 +39,7 @@ chronicle_pages = [
     path("games/<int:number>/edit/", views.game_edit, name="game_edit"),
     path("games/<int:number>/sign-in/", views.game_sign_in, name="game_sign_in"),
     path("settings/", views.house_rules, name="house_rules"),
+    path("style-guide/", styleguide.style_guide, name="style_guide"),
     path("cycles/", views.cycle_list, name="cycle_list"),
     path("cycles/<int:number>/", views.cycle_detail, name="cycle_detail"),
     path("cycles/<int:number>/close/", views.cycle_close, name="cycle_close"),

@@ -32,7 +32,9 @@ def chronicle_page(
         "chronicle": membership.chronicle,
         "is_staff": access.is_staff(membership),
     }
-    return render(request, template, context, status=status)
+    # Every moment on the page shows in the chronicle's zone (the `when` filter reads it).
+    with timezone.override(membership.chronicle.tz):
+        return render(request, template, context, status=status)
 
 
 @login_required
