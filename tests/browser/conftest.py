@@ -91,3 +91,17 @@ def fill_toreador(page: Page, name: str, questionnaire: str) -> None:
     page.get_by_label("Disadvantage 1", exact=True).fill("Vain")
     page.get_by_label("Disadvantage 2", exact=True).fill("Jealous")
     page.get_by_label("Background questionnaire").fill(questionnaire)
+
+
+def nav(page: Page, name: str) -> None:
+    """Follow a link of the top bar as a user would: open the phone's menu when the bar is
+    folded, and the Admin menu when the link is in it."""
+    bar = page.locator("[data-topbar]")
+    toggle = bar.locator("[data-menu-toggle]")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+    site_nav = page.get_by_role("navigation", name="Chronicle")
+    link = site_nav.get_by_role("link", name=name, exact=True)
+    if link.count() == 0:
+        site_nav.locator("details.nav-menu > summary").click()
+    link.click()

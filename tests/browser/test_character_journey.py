@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from characters.models import Character, DisciplineLevel, XpEntry, XpKind
 from characters.services import ledger
-from tests.browser.conftest import TIMEOUT_MS, fill_toreador, log_in
+from tests.browser.conftest import TIMEOUT_MS, fill_toreador, log_in, nav
 from tests.conftest import World
 
 pytestmark = pytest.mark.browser
@@ -49,7 +49,7 @@ def test_player_creates_a_toreador_and_buys_a_level_signed_off_by_an_st(
     alice = as_user(browser, url, "player_alice")
 
     # The wizard, from the player's list of characters.
-    alice.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Characters").click()
+    nav(alice, "My characters")
     alice.get_by_role("link", name="Create a character").click()
     fill_toreador(alice, "Lucienne Valois", "Embraced at the opera in 1921.")
     # Freebies, priced by the rules as the player types (CRE-06: 1 per trait).
@@ -102,7 +102,7 @@ def test_player_creates_a_toreador_and_buys_a_level_signed_off_by_an_st(
     expect(alice.get_by_text("Waiting for ST sign-off").first).to_be_visible()
 
     # The storyteller signs it off from the queue.
-    st.get_by_role("navigation", name="Chronicle").get_by_role("link", name="XP purchases").click()
+    nav(st, "Purchases")
     st.get_by_role("button", name="Approve").first.click()
     expect(st.get_by_text("Lucienne Valois")).to_have_count(0)
 

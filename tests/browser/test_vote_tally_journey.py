@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, nav
 from tests.conftest import World
 from tests.downtimes import test_votes_services as shared
 from tests.downtimes.test_votes_services import Voting
@@ -30,7 +30,7 @@ def test_admin_opens_the_vote_tally(
     page: Page, world: World, voting: Voting, worked_example: dict[str, Any]
 ) -> None:
     log_in(page, "admin")
-    page.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Votes").click()
+    nav(page, "Votes and XP")
     expect(page.get_by_role("heading", name="Vote tally")).to_be_visible()
     page.get_by_label("Cycle after game").select_option(str(world.game.number))
     page.get_by_role("button", name="Show").click()
