@@ -34,6 +34,7 @@ from ..models import (
     MembershipEventKind,
     Role,
 )
+from ..moments import moment_text
 
 # A new person may ask for a fresh link once a day, so the link cannot be used to flood the
 # storytellers' mailboxes.
@@ -166,11 +167,7 @@ def _send_invitation(invitation: Invitation, token: str, *, resend: bool = False
         ),
         "",
         _("Follow this link to accept (it works once, until %(until)s):")
-        % {
-            "until": timezone.localtime(invitation.expires_at, chronicle.tz).strftime(
-                "%a %d %b %Y, %H:%M %Z"
-            )
-        },
+        % {"until": moment_text(invitation.expires_at, chronicle)},
         invitation_link(token),
         "",
         _("If you did not expect this, ignore this e-mail: nothing happens without the link."),

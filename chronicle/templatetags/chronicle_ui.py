@@ -4,47 +4,22 @@ in the chronicle's time zone (issue 12: "one template filter does it everywhere"
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 from typing import Any
 
 from django import template
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.formats import date_format
+from django.utils.functional import Promise
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
-from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
+
+from ..moments import DAY_FORMAT, MOMENT_FORMAT, moment_text, zone_of
+
+__all__ = ["moment_text"]
 
 register = template.Library()
 StrOrPromise = str | Promise
-
-# "Tue 8 Dec 2026, 23:59 EST": the day, the date and the zone, so nobody has to guess.
-MOMENT_FORMAT = "D j M Y, H:i T"
-DAY_FORMAT = "D j M Y"
-
-
-def _zone(where: Any) -> dt.tzinfo:
-    """The zone of a chronicle, of an object that has one, of a zone name, or the active one
-    (chronicle pages activate their chronicle's zone: chronicle.views.chronicle_page)."""
-    if where is None or where == "":
-        return timezone.get_current_timezone()
-    if isinstance(where, dt.tzinfo):
-        return where
-    if isinstance(where, str):
-        return zoneinfo.ZoneInfo(where)
-    tz = getattr(where, "tz", None)
-    if isinstance(tz, dt.tzinfo):
-        return tz
-    chronicle = getattr(where, "chronicle", None)
-    if chronicle is not None:
-        return _zone(chronicle)
-    return timezone.get_current_timezone()
-
-
-def moment_text(value: dt.datetime, where: Any = None) -> str:
-    """A moment as plain text in the chronicle's zone (for e-mails and API text)."""
-    return date_format(value.astimezone(_zone(where)), MOMENT_FORMAT)
 
 
 @register.filter
@@ -58,7 +33,7 @@ def when(value: dt.datetime | dt.date | None, where: Any = None) -> SafeString |
         return format_html(
             '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, DAY_FORMAT)
         )
-    local = value.astimezone(_zone(where))
+    local = value.astimezone(zone_of(where))
     return format_html(
         '<time datetime="{}">{}</time>', local.isoformat(), date_format(local, MOMENT_FORMAT)
     )
@@ -70,7 +45,7 @@ def day(value: dt.datetime | dt.date | None, where: Any = None) -> SafeString | 
     if value is None or value == "":
         return ""
     if isinstance(value, dt.datetime):
-        value = value.astimezone(_zone(where)).date()
+        value = value.astimezone(zone_of(where)).date()
     return format_html(
         '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, DAY_FORMAT)
     )

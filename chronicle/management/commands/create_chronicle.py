@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from chronicle.models import Role
+from chronicle.moments import moment_text
 from chronicle.services import people
 
 
@@ -47,6 +48,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Created the chronicle '{chronicle.name}' at /c/{chronicle.slug}/.\n"
             f"An invitation went to {invitation.email}. Its link (works once, until "
-            f"{invitation.expires_at:%Y-%m-%d %H:%M %Z}):\n"
+            f"{moment_text(invitation.expires_at, chronicle)}):\n"
             f"{people.invitation_link(token)}"
         )
