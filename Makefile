@@ -23,16 +23,19 @@ var:
 	mkdir -p var/broker/queue var/broker/processed
 
 # The embedded defaults: SQLite under var/ and kombu's filesystem broker, so no server is
-# needed. Ctrl-C stops the web server and the worker together.
+# needed. `make run PORT=8001` serves on another port. The demo's e-mails go to var/mail/ and
+# the worker logs to var/worker.log, so the demo logins are the last lines before the server's
+# own. Ctrl-C stops the web server and the worker together.
+PORT ?= 8000
 run: export DEBUG := $(or $(DEBUG),1)
 run: $(VENV)/.installed-run | var
-	$(MANAGE) migrate --noinput
-	$(MANAGE) seed_demo
-	@echo "Chronicle on http://127.0.0.1:8000/  (API docs: /api/docs/, health: /health)"
+	@$(MANAGE) migrate --noinput -v 0
+	@echo "Chronicle on http://127.0.0.1:$(PORT)/  (API docs: /api/docs/, health: /health, worker log: var/worker.log)"
+	@$(MANAGE) seed_demo
 	@trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT; \
 	$(CELERY) -A chronicle worker --beat --pool=solo --without-mingle --without-gossip \
-		--loglevel=INFO --schedule=var/celerybeat-schedule & \
-	$(MANAGE) runserver 127.0.0.1:8000
+		--loglevel=INFO --schedule=var/celerybeat-schedule >>var/worker.log 2>&1 & \
+	$(MANAGE) runserver 127.0.0.1:$(PORT)
 
 # DATABASE_URL / CELERY_BROKER_URL are used when set (CI: PostgreSQL and Redis).
 test: $(VENV)/.installed-test

@@ -39,6 +39,7 @@ chronicle_pages = [
     path("games/<int:number>/edit/", views.game_edit, name="game_edit"),
     path("games/<int:number>/sign-in/", views.game_sign_in, name="game_sign_in"),
     path("settings/", views.house_rules, name="house_rules"),
+    path("settings/reset/", views.house_rule_reset, name="house_rule_reset"),
     path("style-guide/", styleguide.style_guide, name="style_guide"),
     path("cycles/", views.cycle_list, name="cycle_list"),
     path("cycles/<int:number>/", views.cycle_detail, name="cycle_detail"),

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from ..models import Game
 from ..rules import HOUSE_RULE_FIELDS, HouseRules, setting_bounds
@@ -65,20 +67,78 @@ def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[Si
     return lines
 
 
+# The sections of the rules (SPEC.md's chapters), in the book's order: a setting's section is
+# the prefix of its rule ID ("CRE-05/XP-03" is under CRE). A prefix not listed here still gets
+# a section of its own, at the end, headed by the prefix.
+RULE_SECTIONS: dict[str, Any] = {
+    "GEN": _("General and governance"),
+    "TST": _("Tests"),
+    "CLN": _("Clans"),
+    "CRE": _("Character creation"),
+    "DIS": _("Disciplines"),
+    "CTL": _("Control traits"),
+    "BLD": _("Blood"),
+    "BND": _("Blood bonds"),
+    "INF": _("Influences"),
+    "HAV": _("Havens"),
+    "DT": _("Downtimes and XP awards"),
+    "XP": _("XP spending and character end"),
+    "ITM": _("Items"),
+    "HID": _("Objects hidden on site"),
+    "SEW": _("Sewer Lore"),
+    "TOR": _("Torpor and captives"),
+    "MSC": _("Miscellaneous records"),
+}
+
+
+def rule_section(rule: str) -> str:
+    """The section code of a rule ID: "CRE-05/XP-03" -> "CRE", "GEN" -> "GEN"."""
+    return rule.split("/")[0].split("-")[0].strip().upper()
+
+
+def _shown(value: object) -> str:
+    """A setting's value as the page states it (a default, say)."""
+    if isinstance(value, bool):
+        return str(_("Yes") if value else _("No"))
+    return str(value).replace("_", " ")
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    """One setting on the page: its field, rule ID, default, and whether it was changed."""
+
+    name: str
+    field: forms.BoundField
+    rule: str
+    default: str
+    changed: bool
+
+
+@dataclass(frozen=True)
+class SettingSection:
+    code: str
+    title: str
+    rows: list[SettingRow]
+
+    @property
+    def changed(self) -> int:
+        return sum(1 for row in self.rows if row.changed)
+
+
 class HouseRulesForm(forms.Form):
-    """One field per house-rule setting (chronicle.rules.HouseRules), labelled with its rule ID."""
+    """One field per house-rule setting (chronicle.rules.HouseRules): its plain label; the rule
+    ID, the default and whether it differs from it are shown beside it (`sections`)."""
 
     def __init__(self, *args: Any, current: HouseRules, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.current = current
         for name, spec in HOUSE_RULE_FIELDS.items():
             meta = spec.metadata
-            label = f"{meta['label']} ({meta['rule']})"
             value = getattr(current, name)
             default = spec.default
-            help_text = f"Default: {default}"
             field: forms.Field
             if meta["choices"]:
-                field = forms.ChoiceField(choices=[(c, c) for c in meta["choices"]])
+                field = forms.ChoiceField(choices=[(c, _shown(c)) for c in meta["choices"]])
                 value = str(value)
             elif isinstance(default, bool):
                 field = forms.BooleanField(required=False)
@@ -90,7 +150,30 @@ class HouseRulesForm(forms.Form):
             else:
                 low, high = setting_bounds(name)
                 field = forms.IntegerField(min_value=int(low), max_value=int(high or 1000))
-            field.label = label
-            field.help_text = help_text
+            field.label = meta["label"]
             field.initial = value
+            # The rule ID, the default and the "changed" mark beside the field describe it.
+            field.widget.attrs["aria-describedby"] = f"setting-{name}-meta"
             self.fields[name] = field
+
+    def sections(self) -> list[SettingSection]:
+        """The settings grouped by section of the rules, in the book's order; every field of
+        HOUSE_RULE_FIELDS appears, whatever its prefix."""
+        grouped: dict[str, list[SettingRow]] = {}
+        for name, spec in HOUSE_RULE_FIELDS.items():
+            rule = spec.metadata["rule"]
+            grouped.setdefault(rule_section(rule), []).append(
+                SettingRow(
+                    name=name,
+                    field=self[name],
+                    rule=rule,
+                    default=_shown(spec.default),
+                    changed=getattr(self.current, name) != spec.default,
+                )
+            )
+        order = list(RULE_SECTIONS)
+        codes = sorted(grouped, key=lambda c: (order.index(c) if c in order else len(order), c))
+        return [
+            SettingSection(code=code, title=str(RULE_SECTIONS.get(code, code)), rows=grouped[code])
+            for code in codes
+        ]

@@ -54,19 +54,33 @@ def chronicle_today(chronicle: Chronicle, now: dt.datetime) -> dt.date:
     return now.astimezone(chronicle.tz).date()
 
 
-def current_downtime(chronicle: Chronicle | int, *, now: dt.datetime | None = None) -> Cycle | None:
-    """DT-01: the downtime players act in now: the open cycle of the latest game already
-    played (today included, in the chronicle's time). A game scheduled ahead has its cycle
-    already, but nobody spends in it before that game."""
+def current_downtime(
+    chronicle: Chronicle | int, *, now: dt.datetime | None = None, open_only: bool = True
+) -> Cycle | None:
+    """DT-01: "the current downtime", the one definition every app uses: the downtime after
+    the latest game already played (today included, in the chronicle's time).
+
+    A game scheduled ahead has its cycle already, but its downtime has not begun: nobody acts
+    in it, and no page calls it open, before that game's day. Once a later game has been
+    played, an earlier game's downtime is never current again, even if the later one was
+    closed first (nobody acts in two downtimes).
+
+    By default, the downtime only while it is open: what players act in (spends, searches, XP
+    purchases in downtime), None otherwise. `open_only=False` returns it whatever its stage,
+    for the pages that show it (the downtime page and the dashboard's Downtime box show a
+    closed one read-only and say why it closed)."""
     if not isinstance(chronicle, Chronicle):
         chronicle = Chronicle.objects.get(pk=chronicle)
     today = chronicle_today(chronicle, now or timezone.now())
-    return (
-        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN, game__date__lte=today)
-        .select_related("game")
+    cycle = (
+        Cycle.objects.filter(chronicle=chronicle, game__date__lte=today)
+        .select_related("game", "chronicle")
         .order_by("-game__date", "-game__number")
         .first()
     )
+    if cycle is None or (open_only and cycle.status != CycleStatus.OPEN):
+        return None
+    return cycle
 
 
 @transaction.atomic

@@ -10,16 +10,20 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import access, services
 from ..api_errors import json_error
 from ..celery import app as celery_app
+from ..dashboard import cards_for as dashboard_cards
 from ..forms import GameForm, HouseRulesForm, sign_in_lines
-from ..models import CycleStatus
+from ..rules import HOUSE_RULE_FIELDS
 from ..services.people import may_start_chronicle
+from ..services.settings import chronicle_house_rule_reset
 
 
 def chronicle_page(
@@ -51,32 +55,10 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    """What to do next, per role: each app's cards (chronicle.dashboard)."""
     membership = access.membership_for(request.user, slug)
-    now = timezone.now()
-    games = access.games_visible_to(membership)
-    today = services.chronicle_today(membership.chronicle, now)
-    context: dict[str, Any] = {
-        "next_game": games.filter(date__gte=today).order_by("date").first(),
-        "open_cycles": list(
-            access.cycles_visible_to(membership)
-            .filter(status=CycleStatus.OPEN)
-            .order_by("deadline_at")
-        ),
-        "now": now,
-    }
-    if access.is_staff(membership):
-        context["recent_games"] = list(games.filter(date__lte=today).order_by("-date")[:3])
-        context["cycles_to_work"] = list(
-            access.cycles_visible_to(membership)
-            .filter(status__in=[CycleStatus.CLOSED, CycleStatus.RESOLVED])
-            .order_by("deadline_at")
-        )
-        context["roster"] = list(access.memberships_visible_to(membership).order_by("role"))
-    else:
-        context["my_attendance"] = list(
-            access.own_attendance(membership).order_by("-game__date")[:5]
-        )
-    return chronicle_page(request, "chronicle/dashboard.html", membership, **context)
+    cards = dashboard_cards(membership, timezone.now())
+    return chronicle_page(request, "chronicle/dashboard.html", membership, cards=cards)
 
 
 @login_required
@@ -244,7 +226,8 @@ def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
-    """The chronicle's house-rule settings (every INTERPRETATION of SPEC), for its admins."""
+    """The chronicle's house-rule settings (every INTERPRETATION of SPEC), for its admins,
+    grouped by section of the rules, each changed one marked with a reset to its default."""
     membership = access.membership_for(request.user, slug)
     access.require_admin(membership)
     chronicle = membership.chronicle
@@ -255,15 +238,36 @@ def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, "House rules saved.")
+            messages.success(request, _("House rules saved."))
             return redirect("house_rules", slug=slug)
     return chronicle_page(
         request,
         "chronicle/house_rules.html",
         membership,
         form=form,
+        sections=form.sections(),
         status=400 if request.method == "POST" else 200,
     )
+
+
+@login_required
+@require_POST
+def house_rule_reset(request: HttpRequest, slug: str) -> HttpResponse:
+    """Put one setting (`setting`) back to the rules' default; admins only, like the page."""
+    membership = access.membership_for(request.user, slug)
+    access.require_admin(membership)
+    name = request.POST.get("setting", "")
+    try:
+        reset = chronicle_house_rule_reset(chronicle=membership.chronicle, name=name)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("house_rules", slug=slug)
+    label = HOUSE_RULE_FIELDS[name].metadata["label"]
+    if reset:
+        messages.success(request, _("“%(label)s” is back to its default.") % {"label": label})
+    else:
+        messages.info(request, _("“%(label)s” already had its default.") % {"label": label})
+    return redirect(f"{reverse('house_rules', args=[slug])}#setting-{name}")
 
 
 @require_GET

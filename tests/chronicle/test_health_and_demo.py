@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import io
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core import mail
 from django.core.management import call_command
 from django.test import Client
 
 from chronicle.celery import app as celery_app
+from chronicle.management.commands.seed_demo import DEMO_PASSWORD, DEMO_USERS
 from chronicle.models import Attendance, Chronicle, Cycle, CycleStatus, Game, Membership, Role
 from tests.conftest import World
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db
@@ -59,6 +65,64 @@ def test_seed_demo_is_idempotent() -> None:
         "/accounts/login/", {"username": "st_lucia", "password": "nightfall-demo-2026"}
     )
     assert login.status_code == 302 and login["Location"] == "/"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_seeding_is_a_few_lines_ending_with_the_logins(settings: Any, tmp_path: Path) -> None:
+    """The demo's e-mails go to files under var/mail/, counted in one line, and the logins
+    are the last lines, so `make run` shows them just before the server starts. (Committed
+    for real: the mails leave after commit.)"""
+    settings.VAR_DIR = tmp_path
+    out = io.StringIO()
+    call_command("seed_demo", stdout=out)
+    lines = out.getvalue().splitlines()
+    logins = [f"  {username:<10} {role}" for username, role in DEMO_USERS]
+    assert lines[-len(logins) :] == logins
+    assert lines[-len(logins) - 1] == f"Demo logins (password {DEMO_PASSWORD}):"
+    told = lines[: -len(logins) - 1]
+    assert len(told) <= 3, told
+    assert told[0] == "Created the demo chronicle 'Elysium Nights Theater'."
+    # Each written message ends with a line of 79 dashes (Django's file backend).
+    written = [path.read_text() for path in (tmp_path / "mail").iterdir()]
+    messages = sum(text.count("\n" + "-" * 79 + "\n") for text in written)
+    assert messages > 0 and "Subject: " in written[0]
+    assert f"{messages} demo e-mails were written to {tmp_path / 'mail'}/ (not sent)." in told
+    assert mail.outbox == []  # none reached the (test) mail backend itself
+    assert "Subject:" not in out.getvalue()
+
+    again = io.StringIO()
+    call_command("seed_demo", stdout=again)
+    lines = again.getvalue().splitlines()
+    assert lines[0] == "Found the demo chronicle 'Elysium Nights Theater'."
+    assert lines[1] == f"Demo logins (password {DEMO_PASSWORD}):"  # no mail this time
+    assert lines[2:] == logins
+
+
+def _make_run(*args: str) -> list[str]:
+    """What `make run` would do, in order (`make -n` prints the recipe without running it)."""
+    done = subprocess.run(
+        ["make", "-n", "run", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
+@pytest.mark.parametrize(("args", "port"), [((), "8000"), (("PORT=8001",), "8001")])
+def test_make_run_serves_on_the_asked_port_and_ends_with_the_logins(
+    args: tuple[str, ...], port: str
+) -> None:
+    steps = _make_run(*args)
+
+    def first(words: str) -> int:
+        return next(i for i, line in enumerate(steps) if words in line)
+
+    url = first(f"http://127.0.0.1:{port}/")
+    seed = first("manage.py seed_demo")
+    server = first(f"runserver 127.0.0.1:{port}")
+    assert url < seed < server
+    # Nothing between the demo's logins and the server's own lines: the worker logs to a file.
+    worker = first("celery -A chronicle worker")
+    assert ">>var/worker.log 2>&1" in " ".join(steps[worker : server + 1])
+    assert not any(f"127.0.0.1:{other}" in " ".join(steps) for other in {"8000", "8001"} - {port})
 
 
 def test_schema_and_docs_are_served(world: World) -> None:

@@ -25,10 +25,17 @@ LIST_VIEWS: list[tuple[str, str, int]] = [
     ("/c/nightfall/games/", "storyteller", 5),
     # 4. switcher, 5. cycles (game and chronicle joined)
     ("/c/nightfall/cycles/", "storyteller", 5),
-    # 4. next game, 5. open cycles, 6. recent games, 7. cycles to work, 8. roster, 9. switcher
+    # The dashboard (chronicle.dashboard and each app's dashboard.py). Staff: 4. the working
+    # cycle (game joined, a window count of the cycles waiting), 5. next game, 6. purchases to
+    # sign off (count and oldest), 7. is a resolution running, 8. desk items per status (one
+    # aggregate), 9. switcher
     ("/c/nightfall/", "storyteller", 9),
-    # 4. next game, 5. open cycles, 6. own attendance (game joined), 7. switcher
-    ("/c/nightfall/", "player_alice", 7),
+    # ... and for an admin 9. the counted votes (one aggregate), 10. switcher
+    ("/c/nightfall/", "admin", 10),
+    # Player: 4. the current downtime (game joined), 5. next game, 6. own purchases waiting
+    # (character joined), 7. own characters with their submission (subqueries), 8. the latest
+    # released results (subqueries), 9. switcher
+    ("/c/nightfall/", "player_alice", 9),
     # 4. game, 5. players, 6. the sheet, 7. switcher
     ("/c/nightfall/games/1/sign-in/", "storyteller", 7),
     # 4. game (cycle and chronicle joined), 5. the sheet, 6. switcher

@@ -6,12 +6,16 @@ from __future__ import annotations
 import datetime as dt
 import importlib
 import importlib.util
+from pathlib import Path
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.mail.backends import filebased
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.test.utils import override_settings
 from django.utils import timezone
 
 from chronicle import services
@@ -33,6 +37,14 @@ DEMO_USERS: list[tuple[str, str]] = [
 ]
 
 
+def _shown(path: Path) -> str:
+    """The folder as a reader finds it: relative to the working directory when inside it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def _last_saturday(today: dt.date) -> dt.date:
     """The most recent Saturday strictly before today: the demo's latest game, whose downtime
     (second Tuesday after it) is therefore still open."""
@@ -40,11 +52,46 @@ def _last_saturday(today: dt.date) -> dt.date:
     return today - dt.timedelta(days=days_back)
 
 
+class DemoMailBackend(filebased.EmailBackend):
+    """The demo's e-mails (receipts, notices) go to files under var/mail/ while it is seeded,
+    never to the terminal or a mail server; the command counts them for its one line."""
+
+    sent = 0
+
+    def send_messages(self, email_messages: Any) -> int:
+        count = super().send_messages(email_messages)
+        DemoMailBackend.sent += count
+        return count
+
+
 class Command(BaseCommand):
     help = "Create the demo chronicle (idempotent) and print its logins."
 
-    @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
+        mail_dir = Path(settings.VAR_DIR) / "mail"
+        DemoMailBackend.sent = 0
+        # Mails leave after commit (transaction.on_commit), so the override spans the commit.
+        with (
+            override_settings(
+                EMAIL_BACKEND=f"{__name__}.DemoMailBackend", EMAIL_FILE_PATH=str(mail_dir)
+            ),
+            transaction.atomic(),
+        ):
+            chronicle, created = self._seed()
+        self.stdout.write(
+            ("Created" if created else "Found") + f" the demo chronicle '{chronicle.name}'."
+        )
+        if DemoMailBackend.sent:
+            self.stdout.write(
+                f"{DemoMailBackend.sent} demo e-mails were written to {_shown(mail_dir)}/ "
+                "(not sent)."
+            )
+        # The logins last, so they are what `make run` shows just before the server starts.
+        self.stdout.write(f"Demo logins (password {DEMO_PASSWORD}):")
+        for username, role in DEMO_USERS:
+            self.stdout.write(f"  {username:<10} {role}")
+
+    def _seed(self) -> tuple[Chronicle, bool]:
         User = get_user_model()
         chronicle = Chronicle.objects.filter(slug=DEMO_SLUG).first()
         created = chronicle is None
@@ -69,19 +116,13 @@ class Command(BaseCommand):
         if not Game.objects.filter(chronicle=chronicle).exists():
             self._games(chronicle, users)
         # Each app above this one seeds its own part (its `demo.seed`), so this ground-floor
-        # app names none of them.
+        # app names none of them. What they tell is not printed: the logins are the point.
         for config in apps.get_app_configs():
             if config.name != "chronicle" and importlib.util.find_spec(f"{config.name}.demo"):
                 importlib.import_module(f"{config.name}.demo").seed(
-                    chronicle=chronicle, users=users, stdout=self.stdout
+                    chronicle=chronicle, users=users, stdout=None
                 )
-
-        self.stdout.write(
-            ("Created" if created else "Found")
-            + f" the demo chronicle '{chronicle.name}'. Demo logins (password {DEMO_PASSWORD}):"
-        )
-        for username, role in DEMO_USERS:
-            self.stdout.write(f"  {username:<10} {role}")
+        return chronicle, created
 
     def _games(self, chronicle: Chronicle, users: dict[str, Any]) -> None:
         now = timezone.now()
