@@ -1,5 +1,5 @@
 """The storytellers' influence desk (issue 5): statuses, assignees, private notes, results
-released later, bulk approval, conflicts, at-game requests (INF-04) and the not-submitted list.
+released later, bulk approval, at-game requests (INF-04) and the not-submitted list.
 
 Two STs editing one item at once: every change names the `version` it was made from; a stale
 version is refused and nothing is written, so neither change is lost silently. Bulk changes
@@ -9,9 +9,7 @@ bump every touched item's version, so a form opened before them is refused too.
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -255,83 +253,6 @@ def at_game_request_record(
         key=item_key,
     )
     return item, True
-
-
-# --- Conflicts -----------------------------------------------------------------------------------
-
-
-@dataclass
-class Conflict:
-    """Items of one cycle touching the same structure, character, or influence of a
-    character; `label` names it for the STs only."""
-
-    kind: str  # "structure", "character" or "influence"
-    label: str
-    item_ids: list[int] = field(default_factory=list)
-
-
-def desk_conflicts(*, cycle: Cycle | int) -> list[Conflict]:
-    """Groups (two items or more) of the cycle's live items that touch the same structure,
-    the same target character, or the same influence of one character: an attack on a
-    character's Business meets the other attacks on it and that character's own Business
-    actions. One query, grouped in memory."""
-    rows = (
-        DeskItem.objects.filter(cycle=cycle, withdrawn_at__isnull=True)
-        .order_by("pk")
-        .values_list(
-            "pk",
-            "kind",
-            "action",
-            "influence",
-            "character_id",
-            "character__name",
-            "target_character_id",
-            "target_character__name",
-            "target_structure_id",
-            "target_structure__name",
-        )
-    )
-    groups: dict[tuple[str, int, str], list[int]] = defaultdict(list)
-    labels: dict[tuple[str, int, str], str] = {}
-    own_uses: dict[tuple[int, str], list[int]] = defaultdict(list)
-    names: dict[int, str] = {}
-    for (
-        pk,
-        kind,
-        action,
-        influence,
-        character_id,
-        character_name,
-        target_id,
-        target_name,
-        structure_id,
-        structure_name,
-    ) in rows:
-        names[character_id] = character_name
-        if structure_id is not None:
-            group = ("structure", structure_id, "")
-            groups[group].append(pk)
-            labels[group] = f"Structure {structure_name}"
-        if target_id is not None:
-            names[target_id] = target_name
-            if action == ActionKind.ATTACK_INFLUENCE and influence:
-                group = ("influence", target_id, influence)
-                labels[group] = f"{target_name}'s {influence.title()} influence"
-            else:
-                group = ("character", target_id, "")
-                labels[group] = f"Character {target_name}"
-            groups[group].append(pk)
-        if kind == ItemKind.INFLUENCE and influence:
-            own_uses[(character_id, influence)].append(pk)
-    for (kind, target_id, influence), pks in groups.items():
-        if kind == "influence":
-            pks.extend(own_uses.get((target_id, influence), ()))
-    conflicts = [
-        Conflict(kind=kind, label=labels[(kind, target_id, influence)], item_ids=sorted(set(pks)))
-        for (kind, target_id, influence), pks in groups.items()
-        if len(set(pks)) > 1
-    ]
-    return sorted(conflicts, key=lambda c: (c.kind, c.label))
 
 
 # --- Who has not submitted -----------------------------------------------------------------------

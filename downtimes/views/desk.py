@@ -1,12 +1,16 @@
-"""The influence desk (issue 5), storytellers and admins only: a player gets 403 on every desk
-page, an item of another chronicle 404.
+"""The influence desk (issues 5 and 12), storytellers and admins only: a player gets 403 on every
+desk page, an item of another chronicle 404.
 
-The page's query count does not depend on the number of items: rows come from one joined
-query (paged), the counts from one GROUP BY, the conflicts from one query over the cycle.
+A two-pane work queue: the filters and the list on one side, the open item on the other. Each
+item has its own address (`desk/items/<pk>/?<filters>`), a full page without JavaScript; with
+htmx a click loads only the item pane and pushes that address, and the filters reload only the
+list. The page's query count does not depend on the number of items: rows come from one joined
+query (paged), the counts from one GROUP BY, the conflicts from one grouped query.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,24 +18,35 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import path, reverse
+from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
+from chronicle.moments import moment_text
 from chronicle.views import chronicle_page
 
+from .. import selectors_desk as selectors
 from ..forms import desk as forms
+from ..forms.desk_queue import AtGameQueueForm, DeskQueueFilterForm
 from ..models import DeskItem, DeskStatus
 from ..services import desk as services
 
-PAGE_SIZE = 100
+PAGE_SIZE = 50
 FILTER_FIELDS = ("kind", "action", "status", "assignee", "character", "target")
-BULK_REFUSED = "Nothing was approved: fix the filters marked below first."
+# The id of the item pane: an htmx request aimed at it gets the pane alone.
+DETAIL = "desk-detail"
+# Sent with every change made from the desk: the list reloads itself on it (its counts and
+# rows show the change) without losing its filters or page.
+CHANGED = "deskChanged"
+CHANGED_ITEM = "deskItemChanged"
+BULK_REFUSED = gettext_lazy("Nothing was approved: fix the filters marked below first.")
 
 
 def _staff(request: HttpRequest, slug: str) -> Membership:
@@ -59,7 +74,10 @@ def _item(membership: Membership, pk: int) -> DeskItem:
         raise Http404("No such desk item.")
     item = (
         DeskItem.objects.filter(cycle__chronicle_id=membership.chronicle_id, pk=pk)
-        .select_related("cycle", "cycle__game", "cycle__chronicle", "character", "assignee")
+        .select_related(
+            "cycle", "cycle__game", "cycle__chronicle", "character", "assignee", "lender"
+        )
+        .select_related("target_character", "target_structure", "recorded_by")
         .first()
     )
     if item is None:
@@ -67,8 +85,8 @@ def _item(membership: Membership, pk: int) -> DeskItem:
     return item
 
 
-def _filters_query(data: QueryDict, cycle: Cycle) -> str:
-    pairs = [(name, data[name]) for name in FILTER_FIELDS if data.get(name)]
+def _filters_query(data: QueryDict, cycle: Cycle, *, leave_out: str = "") -> str:
+    pairs = [(name, data[name]) for name in FILTER_FIELDS if data.get(name) and name != leave_out]
     return urlencode([("game", str(cycle.game.number)), *pairs])
 
 
@@ -76,52 +94,112 @@ def _desk_url(slug: str, query: str) -> str:
     return f"{reverse('desk', args=[slug])}?{query}"
 
 
+def _item_url(slug: str, pk: int, query: str) -> str:
+    return f"{reverse('desk_item', args=[slug, pk])}?{query}"
+
+
+def _fragment(request: HttpRequest) -> bool:
+    """An htmx request for part of the page (a history restore needs the whole page)."""
+    htmx: Any = getattr(request, "htmx", None)
+    return bool(htmx) and not htmx.history_restore_request
+
+
+def _to_pane(request: HttpRequest) -> bool:
+    return _fragment(request) and request.htmx.target == DETAIL  # type: ignore[attr-defined]
+
+
+def _vary(response: HttpResponse) -> HttpResponse:
+    # The same address answers a page or a fragment: caches must tell them apart.
+    patch_vary_headers(response, ["HX-Request", "HX-Target"])
+    return response
+
+
+def _filters(data: QueryDict, membership: Membership, staff: list[Membership]) -> Any:
+    return DeskQueueFilterForm(data, membership=membership, staff=staff)
+
+
 def _desk_context(
     request: HttpRequest,
     membership: Membership,
     cycle: Cycle,
+    *,
+    staff: list[Membership],
     data: QueryDict | None = None,
+    filters: Any = None,
+    open_pk: int | None = None,
 ) -> dict[str, Any]:
-    """The desk for `cycle`, filtered by `data` (the query string unless given): invalid
+    """The list pane for `cycle`, filtered by `data` (the query string unless given): invalid
     filters are shown beside their fields and left out of the list, and the bulk approval
     is hidden until they are fixed."""
     data = request.GET if data is None else data
-    staff = forms.staff_members(membership.chronicle_id)
-    filters = forms.DeskFilterForm(data, membership=membership, staff=staff)
-    items = services.desk_items(cycle=cycle)
-    shown = filters.apply(items).order_by("created_at", "pk")
+    if filters is None:
+        filters = _filters(data, membership, staff)
+    shown = filters.apply(services.desk_items(cycle=cycle)).order_by("created_at", "pk")
     page = Paginator(shown, PAGE_SIZE).get_page(request.GET.get("page"))
-    counted = dict(
-        filters.without_status(DeskItem.objects.filter(cycle=cycle))
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("pk"))
-        .values_list("status", "n")
-    )
-    counts = [(value, label, counted.get(value, 0)) for value, label in DeskStatus.choices]
-    conflicts = services.desk_conflicts(cycle=cycle)
-    conflict_of: dict[int, list[str]] = {}
-    for conflict in conflicts:
-        for pk in conflict.item_ids:
-            conflict_of.setdefault(pk, []).append(conflict.label)
-    rows = [(item, conflict_of.get(item.pk, [])) for item in page.object_list]
+    counts = selectors.status_counts(filters.without_status(DeskItem.objects.filter(cycle=cycle)))
+    conflicts = selectors.desk_conflicts(cycle=cycle)
+    conflict_of = selectors.conflicts_by_item(conflicts)
     query = _filters_query(data, cycle)
+    list_query = f"{query}&page={page.number}" if page.number > 1 else query
     return {
         "cycle": cycle,
-        "cycles": chronicle_access.cycles_visible_to(membership).order_by("-deadline_at"),
         "filters": filters,
         "filter_errors": [
             (filters.fields[name].label, errors) for name, errors in filters.refusal().items()
         ],
         "page": page,
-        "rows": rows,
+        "rows": [(item, conflict_of.get(item.pk, [])) for item in page.object_list],
         "counts": counts,
+        "all_count": sum(n for _value, _label, n in counts),
+        "status_filter": filters.cleaned_data.get("status", ""),
         "filtered_total": page.paginator.count,
         "conflicts": conflicts,
-        "waiting": list(services.not_submitted(cycle=cycle)),
-        "staff": staff,
         "query": query,
+        "list_query": list_query,
+        "status_query": _filters_query(data, cycle, leave_out="status"),
+        "open_pk": open_pk,
         "bulk_form": forms.BulkApproveForm(),
+    }
+
+
+def _page_extras(membership: Membership, context: dict[str, Any]) -> dict[str, Any]:
+    """What the full page adds to the panes (`context` holds the list pane's, and the open
+    item's if any): the cycle picker, who has not submitted, and the at-game request form."""
+    cycle = context["cycle"]
+    return {
+        "cycles": chronicle_access.cycles_visible_to(membership).order_by("-deadline_at"),
+        "waiting": list(services.not_submitted(cycle=cycle)),
+        "at_game_form": context.get("at_game_form") or AtGameQueueForm(cycle=cycle),
+        **context,
+    }
+
+
+def _pane_context(
+    membership: Membership,
+    item: DeskItem,
+    *,
+    staff: list[Membership],
+    filters: Any,
+    list_query: str,
+    form: Any = None,
+    theirs: DeskItem | None = None,
+    note: str = "",
+    problem: str = "",
+) -> dict[str, Any]:
+    if form is None:
+        form = forms.DeskItemForm(initial=forms.DeskItemForm.initial_for(item), staff=staff)
+    mine = DeskItem.objects.filter(cycle_id=item.cycle_id)
+    previous, following = selectors.neighbours(filters.apply(mine), item)
+    return {
+        "item": item,
+        "form": form,
+        "theirs": theirs,
+        "note": note,
+        "problem": problem,
+        "previous_pk": previous,
+        "next_pk": following,
+        "list_query": list_query,
+        "assigned_to_me": item.assignee_id == membership.user_id,
     }
 
 
@@ -132,11 +210,46 @@ def desk(request: HttpRequest, slug: str) -> HttpResponse:
     cycle = _cycle(membership, request.GET)
     if cycle is None:
         return chronicle_page(request, "downtimes/desk_page.html", membership, cycle=None)
-    context = _desk_context(request, membership, cycle)
-    if request.htmx:  # type: ignore[attr-defined]
-        return chronicle_page(request, "downtimes/desk_results.html", membership, **context)
-    context["at_game_form"] = forms.AtGameRequestForm(cycle=cycle)
-    return chronicle_page(request, "downtimes/desk_page.html", membership, **context)
+    staff = forms.staff_members(membership.chronicle_id)
+    context = _desk_context(request, membership, cycle, staff=staff)
+    if _fragment(request):
+        return _vary(chronicle_page(request, "downtimes/desk_results.html", membership, **context))
+    page = _page_extras(membership, context)
+    return _vary(chronicle_page(request, "downtimes/desk_page.html", membership, **page))
+
+
+def _item_page(
+    request: HttpRequest,
+    membership: Membership,
+    item: DeskItem,
+    *,
+    staff: list[Membership],
+    filters: Any,
+    status: int = 200,
+    **pane: Any,
+) -> HttpResponse:
+    """The item pane alone (htmx), or the whole desk with this item open."""
+    cycle = item.cycle
+    query = _filters_query(request.GET, cycle)
+    page_number = request.GET.get("page", "")
+    list_query = f"{query}&page={page_number}" if page_number.isdecimal() else query
+    context = _pane_context(
+        membership, item, staff=staff, filters=filters, list_query=list_query, **pane
+    )
+    if _to_pane(request):
+        return _vary(
+            chronicle_page(
+                request, "downtimes/desk_item.html", membership, status=status, **context
+            )
+        )
+    listing = _desk_context(
+        request, membership, cycle, staff=staff, filters=filters, open_pk=item.pk
+    )
+    # The list's query (with its page) is the one the item was opened from.
+    full = _page_extras(membership, {**listing, **context})
+    return _vary(
+        chronicle_page(request, "downtimes/desk_page.html", membership, status=status, **full)
+    )
 
 
 def _apply_errors(form: Any, exc: ValidationError) -> None:
@@ -150,63 +263,96 @@ def _apply_errors(form: Any, exc: ValidationError) -> None:
 @login_required
 @require_http_methods(["GET", "POST"])
 def desk_item(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """GET: the item (pane or page). POST: save it; with `then=next` ("Save and next") open
+    the next item of the filtered list (the filters ride in the query string)."""
     membership = _staff(request, slug)
     item = _item(membership, pk)
     staff = forms.staff_members(membership.chronicle_id)
+    filters = _filters(request.GET, membership, staff)
+    if request.method != "POST":
+        return _item_page(request, membership, item, staff=staff, filters=filters)
+    form = forms.DeskItemForm(request.POST, staff=staff)
     theirs: DeskItem | None = None
-    if request.method == "POST":
-        form = forms.DeskItemForm(request.POST, staff=staff)
-        if form.is_valid():
-            data = form.cleaned_data
-            assignee = next((m.user for m in staff if str(m.user_id) == data["assignee"]), None)
-            try:
-                services.desk_item_update(
-                    item=item,
-                    by=chronicle_access.acting_user(request.user),
-                    version=data["version"],
-                    status=data["status"],
-                    assignee=assignee,
-                    unassign=assignee is None,
-                    st_notes=data["st_notes"],
-                    result=data["result"],
-                )
-            except ValidationError as exc:
-                _apply_errors(form, exc)
-                if "version" in getattr(exc, "error_dict", {}):
-                    # Keep what this ST typed, show the other's version beside it, and let a
-                    # resubmission apply on top of it.
-                    theirs = _item(membership, pk)
-                    data_copy = request.POST.copy()
-                    data_copy["version"] = str(theirs.version)
-                    form.data = data_copy
-            else:
-                messages.success(request, f"Saved: {item}.")
-                return redirect("desk_item", slug=slug, pk=pk)
-    else:
-        form = forms.DeskItemForm(initial=forms.DeskItemForm.initial_for(item), staff=staff)
-    status = 409 if theirs is not None else (400 if form.is_bound else 200)
-    return chronicle_page(
+    if form.is_valid():
+        data = form.cleaned_data
+        assignee = next((m.user for m in staff if str(m.user_id) == data["assignee"]), None)
+        try:
+            services.desk_item_update(
+                item=item,
+                by=chronicle_access.acting_user(request.user),
+                version=data["version"],
+                status=data["status"],
+                assignee=assignee,
+                unassign=assignee is None,
+                st_notes=data["st_notes"],
+                result=data["result"],
+            )
+        except ValidationError as exc:
+            _apply_errors(form, exc)
+            if "version" in getattr(exc, "error_dict", {}):
+                # Keep what this ST typed, show the other's version beside it, and let a
+                # resubmission apply on top of it.
+                theirs = _item(membership, pk)
+                data_copy = request.POST.copy()
+                data_copy["version"] = str(theirs.version)
+                form.data = data_copy
+        else:
+            return _saved(request, membership, item, staff=staff, filters=filters)
+    return _item_page(
         request,
-        "downtimes/desk_item.html",
         membership,
-        status=status,
-        item=item,
+        item,
+        staff=staff,
+        filters=filters,
+        status=409 if theirs is not None else 400,
         form=form,
         theirs=theirs,
-        back=_desk_url(slug, f"game={item.cycle.game.number}"),
     )
+
+
+def _saved(
+    request: HttpRequest,
+    membership: Membership,
+    item: DeskItem,
+    *,
+    staff: list[Membership],
+    filters: Any,
+) -> HttpResponse:
+    """After a save: the same item again, or with "Save and next" the next one of the list."""
+    note = _("Saved: %(item)s.") % {"item": item}
+    target = item.pk
+    if request.POST.get("then") == "next":
+        mine = DeskItem.objects.filter(cycle_id=item.cycle_id)
+        _previous, following = selectors.neighbours(filters.apply(mine), item)
+        if following is None:
+            note = _("Saved: %(item)s. That was the last item of the list.") % {"item": item}
+        else:
+            target = following
+    address = _item_url(membership.chronicle.slug, target, request.GET.urlencode())
+    if not _to_pane(request):
+        messages.success(request, note)
+        return redirect(address)
+    opened = _item(membership, target)
+    response = _item_page(request, membership, opened, staff=staff, filters=filters, note=note)
+    response["HX-Trigger"] = CHANGED
+    if target != item.pk:
+        response["HX-Push-Url"] = address
+    return response
 
 
 @login_required
 @require_POST
 def desk_assign(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Take an item ("me") or give it to a storyteller: from a row of the list (back to the
+    list, or to the item open beside it) or from the item pane (htmx: the pane again)."""
     membership = _staff(request, slug)
     item = _item(membership, pk)
     staff = forms.staff_members(membership.chronicle_id)
     form = forms.AssignForm(request.POST, staff=staff)
     me = chronicle_access.acting_user(request.user)
+    note = problem = ""
     if not form.is_valid():
-        messages.error(request, "Pick a storyteller to assign.")
+        problem = _("Pick a storyteller to assign.")
     else:
         try:
             services.desk_item_update(
@@ -216,11 +362,72 @@ def desk_assign(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 assignee=form.user(me, staff),
             )
         except ValidationError as exc:
-            messages.error(request, " ".join(exc.messages))
+            problem = " ".join(exc.messages)
         else:
-            messages.success(request, f"Assigned: {item}.")
+            note = _("Assigned: %(item)s.") % {"item": item}
+    if _to_pane(request):
+        filters = _filters(request.GET, membership, staff)
+        opened = _item(membership, pk)
+        response = _item_page(
+            request,
+            membership,
+            opened,
+            staff=staff,
+            filters=filters,
+            status=409 if problem else 200,
+            note=note,
+            problem=problem,
+        )
+        if note:
+            response["HX-Trigger"] = CHANGED
+        return response
+    if _fragment(request):
+        # A row's Take: the list again (its filters and page ride in the query string), and
+        # the pane reloads if it shows this item.
+        context = _desk_context(request, membership, item.cycle, staff=staff)
+        response = _vary(
+            chronicle_page(
+                request,
+                "downtimes/desk_results.html",
+                membership,
+                note=note,
+                problem=problem,
+                **context,
+            )
+        )
+        response["HX-Trigger"] = json.dumps({CHANGED_ITEM: {"pk": item.pk}})
+        return response
+    if problem:
+        messages.error(request, problem)
+    else:
+        messages.success(request, note)
     back = request.POST.get("back", "")
+    opened_pk = request.POST.get("open", "")
+    if opened_pk.isdecimal() and 0 < int(opened_pk) <= MAX_ID:
+        return redirect(_item_url(slug, int(opened_pk), back))
     return redirect(_desk_url(slug, back) if back else reverse("desk", args=[slug]))
+
+
+@login_required
+@require_http_methods(["GET"])
+def desk_characters(request: HttpRequest, slug: str) -> HttpResponse:
+    """The character type-ahead: at most ten of the chronicle's characters whose name holds
+    what was typed (`q`, or the field's own name), as <option>s for the field's datalist.
+    `scope=active` offers only active, approved characters (the at-game request's choice)."""
+    membership = _staff(request, slug)
+    text = request.GET.get("q") or request.GET.get("character") or ""
+    if not _fragment(request):
+        # Not a page of its own: a visit without htmx gets the desk filtered by the words.
+        words = selectors.PICKED.sub("", text).strip()[:120]
+        query = urlencode({"character": words}) if words else ""
+        return redirect(_desk_url(slug, query) if query else reverse("desk", args=[slug]))
+    matches = selectors.character_matches(
+        chronicle_id=membership.chronicle_id,
+        text=text[:120],
+        active_only=request.GET.get("scope") == "active",
+    )
+    options = [(selectors.character_label(c), c) for c in matches]
+    return render(request, "downtimes/desk_characters.html", {"options": options})
 
 
 @login_required
@@ -236,15 +443,15 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, " ".join(str(e) for e in form.errors["confirm"]))
         return redirect(_desk_url(slug, query))
     staff = forms.staff_members(membership.chronicle_id)
-    filters = forms.DeskFilterForm(request.POST, membership=membership, staff=staff)
+    filters = _filters(request.POST, membership, staff)
     if filters.refusal():
         # Approving without the invalid filter would approve more than the ST chose.
-        context = _desk_context(request, membership, cycle, data=request.POST)
-        context["at_game_form"] = forms.AtGameRequestForm(cycle=cycle)
-        context["bulk_error"] = BULK_REFUSED
-        return chronicle_page(
-            request, "downtimes/desk_page.html", membership, status=400, **context
+        context = _desk_context(
+            request, membership, cycle, staff=staff, data=request.POST, filters=filters
         )
+        context["bulk_error"] = BULK_REFUSED
+        page = _page_extras(membership, context)
+        return chronicle_page(request, "downtimes/desk_page.html", membership, status=400, **page)
     done = services.desk_bulk_update(
         cycle=cycle,
         by=chronicle_access.acting_user(request.user),
@@ -253,8 +460,11 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
     )
     messages.success(
         request,
-        f"Approved {done['updated']} items; {done['skipped']} already decided, withdrawn or "
-        "XP purchases (signed off on the purchase queue) were left as they were.",
+        _(
+            "Approved %(updated)s items; %(skipped)s already decided, withdrawn or XP purchases "
+            "(signed off on the purchase queue) were left as they were."
+        )
+        % done,
     )
     return redirect(_desk_url(slug, query))
 
@@ -269,26 +479,17 @@ def desk_remind(request: HttpRequest, slug: str) -> HttpResponse:
     waiting = list(services.not_submitted(cycle=cycle))
     form = forms.ReminderForm(request.POST, waiting=waiting)
     if not form.is_valid():
-        messages.error(request, "Pick who to remind among those who have not submitted.")
+        messages.error(request, _("Pick who to remind among those who have not submitted."))
     else:
         sent = services.reminder_mail(
             cycle=cycle,
             characters=form.cleaned_data["characters"],
             by=chronicle_access.acting_user(request.user),
         )
-        messages.success(request, f"Sent {sent} reminders (each player gets at most one a day).")
-    return redirect(_desk_url(slug, f"game={cycle.game.number}"))
-
-
-@login_required
-@require_POST
-def desk_release(request: HttpRequest, slug: str) -> HttpResponse:
-    membership = _staff(request, slug)
-    cycle = _cycle(membership, request.POST)
-    if cycle is None:
-        raise Http404("No such cycle.")
-    released = services.desk_release(cycle=cycle, by=chronicle_access.acting_user(request.user))
-    messages.success(request, f"Released {released} resolved results to their players.")
+        messages.success(
+            request,
+            _("Sent %(sent)s reminders (each player gets at most one a day).") % {"sent": sent},
+        )
     return redirect(_desk_url(slug, f"game={cycle.game.number}"))
 
 
@@ -299,7 +500,7 @@ def desk_at_game(request: HttpRequest, slug: str) -> HttpResponse:
     cycle = _cycle(membership, request.POST)
     if cycle is None:
         raise Http404("No such cycle.")
-    form = forms.AtGameRequestForm(request.POST, cycle=cycle)
+    form = AtGameQueueForm(request.POST, cycle=cycle)
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -318,20 +519,26 @@ def desk_at_game(request: HttpRequest, slug: str) -> HttpResponse:
             _apply_errors(form, exc)
         else:
             messages.success(
-                request, f"Recorded {item.character.name}'s request at {item.requested_at:%H:%M}."
+                request,
+                _("Recorded %(name)s's request at %(time)s.")
+                % {
+                    "name": item.character.name,
+                    "time": moment_text(item.requested_at or data["requested_at"], cycle.chronicle),
+                },
             )
             return redirect(_desk_url(slug, f"game={cycle.game.number}"))
-    context = _desk_context(request, membership, cycle)
-    context["at_game_form"] = form
-    return chronicle_page(request, "downtimes/desk_page.html", membership, status=400, **context)
+    staff = forms.staff_members(membership.chronicle_id)
+    context = _desk_context(request, membership, cycle, staff=staff)
+    page = _page_extras(membership, {**context, "at_game_form": form})
+    return chronicle_page(request, "downtimes/desk_page.html", membership, status=400, **page)
 
 
 urlpatterns = [
     path("desk/", desk, name="desk"),
+    path("desk/characters/", desk_characters, name="desk_characters"),
     path("desk/items/<int:pk>/", desk_item, name="desk_item"),
     path("desk/items/<int:pk>/assign/", desk_assign, name="desk_assign"),
     path("desk/approve/", desk_bulk_approve, name="desk_bulk_approve"),
     path("desk/remind/", desk_remind, name="desk_remind"),
-    path("desk/release/", desk_release, name="desk_release"),
     path("desk/at-game/", desk_at_game, name="desk_at_game"),
 ]

@@ -16,6 +16,7 @@ from django.utils import timezone
 from characters.models import Character, InfluenceSpend, XpPurchase
 from characters.services.influence import influence_left
 from chronicle import services as chronicle_services
+from downtimes import selectors_desk
 from downtimes.models import DeskItem, Submission
 from downtimes.services import desk as services
 from havens.models import Structure
@@ -347,15 +348,93 @@ def test_conflicts_group_same_structure_character_and_influence(
         action="repair",
         target_structure=haven,
     )
-    # One query: the cycle's items with the names the labels need.
+    # One query, grouped by the database, with the names the labels need.
     with django_assert_num_queries(1):
-        groups = services.desk_conflicts(cycle=cycle)
+        groups = selectors_desk.desk_conflicts(cycle=cycle)
     found = {(g.kind, g.label): g.item_ids for g in groups}
     assert found == {
         ("character", "Character Carl"): [s1.pk, s2.pk],
         ("influence", "Marguerite's Business influence"): [i1.pk, own.pk],
         ("structure", "Structure Old mill"): [a1.pk, a2.pk],
     }
+
+
+def test_conflicts_need_two_items_and_an_attack_for_an_influence(
+    world: Any, alice: Character, bob: Character
+) -> None:
+    cycle = world.game.cycle
+    # Alice's own Business uses, however many, do not clash with each other.
+    make_item(cycle, alice, action="acquire", influence="business")
+    make_item(cycle, alice, action="herd", influence="business")
+    # Nor does an attack on one's own influence with nothing else on it, nor Bob's own
+    # Business use meet an attack on Alice's Business.
+    make_item(cycle, bob, action="attack_influence", target_character=bob, influence="occult")
+    make_item(cycle, bob, action="acquire", influence="business")
+    assert selectors_desk.desk_conflicts(cycle=cycle) == []
+    attack = make_item(
+        cycle, bob, action="attack_influence", target_character=alice, influence="business"
+    )
+    groups = selectors_desk.desk_conflicts(cycle=cycle)
+    alice_business = list(
+        DeskItem.objects.filter(character=alice, influence="business").values_list("pk", flat=True)
+    )
+    assert [(g.kind, g.label, g.item_ids) for g in groups] == [
+        ("influence", "Lucien's Business influence", sorted([*alice_business, attack.pk]))
+    ]
+
+
+@pytest.mark.parametrize("n", [20, 600])
+def test_conflicts_cost_one_query_whatever_the_number_of_items(
+    world: Any, alice: Character, n: int, django_assert_num_queries: Any
+) -> None:
+    cycle = world.game.cycle
+    havens = [make_structure(world, f"Haven {k}") for k in range(10)]
+    lone = make_structure(world, "Lone")
+    DeskItem.objects.bulk_create(
+        DeskItem(
+            cycle=cycle,
+            character=alice,
+            kind="influence",
+            influence="",
+            action="repair",
+            target_structure=havens[i % 10],
+            description="",
+            created_at=NOW,
+            updated_at=NOW,
+            key=f"bulk:{i}",
+        )
+        for i in range(n)
+    )
+    make_item(cycle, alice, action="repair", influence="", target_structure=lone)
+    ids = list(DeskItem.objects.filter(target_structure__in=havens).order_by("pk"))
+    with django_assert_num_queries(1):
+        groups = selectors_desk.desk_conflicts(cycle=cycle)
+    expected = {
+        f"Structure Haven {k}": [item.pk for item in ids if item.target_structure_id == haven.pk]
+        for k, haven in enumerate(havens)
+    }
+    assert {g.label: g.item_ids for g in groups} == expected
+    assert all(len(pks) == n // 10 for pks in expected.values())
+
+
+def test_neighbours_follow_the_desk_order_within_the_filter(
+    world: Any, alice: Character, bob: Character
+) -> None:
+    cycle = world.game.cycle
+    later = NOW + dt.timedelta(hours=1)
+    # Created out of id order: the desk reads by creation time, then id.
+    c = make_item(cycle, alice, created_at=later)
+    a = make_item(cycle, alice)
+    b = make_item(cycle, bob)
+    d = make_item(cycle, alice, created_at=later)
+    everything = DeskItem.objects.filter(cycle=cycle)
+    assert selectors_desk.neighbours(everything, a) == (None, b.pk)
+    assert selectors_desk.neighbours(everything, b) == (a.pk, c.pk)
+    assert selectors_desk.neighbours(everything, d) == (c.pk, None)
+    # Within a filter that leaves b out, and for an item the filter leaves out itself.
+    lucien = everything.filter(character=alice)
+    assert selectors_desk.neighbours(lucien, a) == (None, c.pk)
+    assert selectors_desk.neighbours(lucien, b) == (a.pk, c.pk)
 
 
 # --- not submitted and reminders -----------------------------------------------------------------
