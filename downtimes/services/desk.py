@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from characters.models import (
     Approval,
@@ -29,6 +30,7 @@ from characters.services.influence import influence_spend
 from characters.services.notify import notify
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Cycle, Membership
+from chronicle.moments import moment_text
 
 from ..models import ActionKind, DeskItem, DeskStatus, ItemKind, Submission, SubmissionStatus
 
@@ -290,18 +292,24 @@ def reminder_mail(
     now = now or timezone.now()
     ids = [c if isinstance(c, int) else c.pk for c in characters]
     day = now.astimezone(cycle.chronicle.tz).date().isoformat()
-    deadline = cycle.deadline_local
     sent = 0
     with transaction.atomic():
         for character in not_submitted(cycle=cycle).filter(pk__in=ids):
             sent += notify(
                 character=character,
                 key=f"dt-desk-reminder:{cycle.pk}:{character.pk}:{day}",
-                subject=f"Your downtime for {character.name} is not in yet",
+                subject=gettext("Your downtime for %(name)s is not in yet")
+                % {"name": character.name},
                 body=(
-                    f"The storytellers have not received {character.name}'s downtime for the "
-                    f"cycle after game {cycle.game.number}. The deadline is "
-                    f"{deadline:%A %d %B %Y, %H:%M} ({cycle.chronicle.timezone}) (DT-01)."
+                    gettext(
+                        "The storytellers have not received %(name)s's downtime for the "
+                        "cycle after game %(number)s. The deadline is %(deadline)s."
+                    )
+                    % {
+                        "name": character.name,
+                        "number": cycle.game.number,
+                        "deadline": moment_text(cycle.deadline_at, cycle.chronicle),
+                    }
                 ),
                 now=now,
             )

@@ -488,7 +488,9 @@ def test_reminder_mail_sends_once_a_day_and_skips_who_submitted(
         again = services.reminder_mail(cycle=cycle, characters=[alice.pk], by=st, now=NOW)
     assert (sent, again) == (1, 0)
     assert [m.to for m in mail.outbox] == [["player_alice@example.com"]]
-    assert "DT-01" in mail.outbox[0].body
+    # The deadline in the chronicle's zone, named; plain words for a player, no rule ID.
+    assert "Tue 19 Mar 2024, 23:59 EDT" in mail.outbox[0].body
+    assert "DT-01" not in mail.outbox[0].body
     with django_capture_on_commit_callbacks(execute=True):
         tomorrow = services.reminder_mail(
             cycle=cycle, characters=[alice], by=st, now=NOW + dt.timedelta(days=1)
