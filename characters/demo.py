@@ -255,20 +255,24 @@ def seed(*, chronicle: Chronicle, users: dict[str, Any], stdout: Any = None) -> 
         actor=st,
         now=start - dt.timedelta(days=100),
     )
+    # Rowan bought Protean 2a in the downtime after the first game, then retired. (A purchase
+    # counts in the downtime it is made in: `chronicle.services.current_downtime`; before the
+    # first game there is none to buy in.)
+    bought = evening(first_night + dt.timedelta(days=2), 21)
     buy = purchases.purchase_request(
         character=wolf,
         by=users["felix"],
         kind="discipline",
         discipline="protean",
         levels=["2a"],
-        now=start - dt.timedelta(days=90),
+        now=bought,
     )
-    purchases.purchase_approve(purchase=buy, by=st, now=start - dt.timedelta(days=89))
+    purchases.purchase_approve(purchase=buy, by=st, now=bought + dt.timedelta(hours=1))
     records.character_retire(
         character=wolf,
-        on=(start - dt.timedelta(days=30)).date(),
+        on=(bought + dt.timedelta(days=5)).date(),
         by=st,
-        now=start - dt.timedelta(days=30),
+        now=bought + dt.timedelta(days=5),
     )
 
     pcs = {}

@@ -240,6 +240,14 @@ class HouseRules:
     )
     game_report_xp: Decimal = _setting(Decimal("3"), "DT-05", "XP per picked game report")
     game_report_picks: int = _setting(4, "DT-05", "Game reports the STs may pick per cycle")
+    # DT-REL (a house rule of this project, not of the rules document; issue 12): desk items
+    # still New or In progress and XP purchases waiting for sign-off hold the release back.
+    # Off, the storytellers confirm each unfinished group before releasing instead.
+    unfinished_blocks_release: bool = _setting(
+        False,
+        "DT-REL",
+        "Unfinished desk items and purchases waiting for sign-off block the release",
+    )
     vote_award_xp: Decimal = _setting(Decimal("3"), "DT-07", "XP per vote award")
     toreador_vote_weight: int = _setting(2, "DT-06", "Weight of a Toreador's in-character vote")
     retirement_spent_fraction: Decimal = _setting(

@@ -23,8 +23,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chronicle.access import STAFF_ROLES
-from chronicle.models import Chronicle, Cycle, CycleStatus, Membership
+from chronicle.models import Chronicle, Cycle, Membership
 from chronicle.rules import HouseRules, settings_for
+from chronicle.services import current_downtime
 
 from .. import rules
 from ..models import (
@@ -107,7 +108,9 @@ def _require_staff(user: User, chronicle: Chronicle) -> None:
 
 def current_cycle(*, chronicle: Chronicle, moment: str, now: dt.datetime) -> Cycle | None:
     """The cycle a purchase counts in (DIS-08): at the game, the cycle of today's game; in
-    downtime, the latest open cycle."""
+    downtime, the current downtime (`chronicle.services.current_downtime`, the one definition
+    every app uses). Not "the latest open cycle": a game scheduled ahead has an open cycle
+    with a later deadline, and a purchase made now belongs to the downtime being played."""
     if moment == PurchaseMoment.GAME:
         today = now.astimezone(chronicle.tz).date()
         return (
@@ -115,12 +118,7 @@ def current_cycle(*, chronicle: Chronicle, moment: str, now: dt.datetime) -> Cyc
             .select_related("game")
             .first()
         )
-    return (
-        Cycle.objects.filter(chronicle=chronicle, status=CycleStatus.OPEN)
-        .select_related("game")
-        .order_by("-deadline_at")
-        .first()
-    )
+    return current_downtime(chronicle, now=now)
 
 
 def _clan(character: Character) -> str | None:

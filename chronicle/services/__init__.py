@@ -65,20 +65,23 @@ def current_downtime(
     played, an earlier game's downtime is never current again, even if the later one was
     closed first (nobody acts in two downtimes).
 
-    By default, the downtime only while it is open: what players act in (spends, searches, XP
-    purchases in downtime), None otherwise. `open_only=False` returns it whatever its stage,
-    for the pages that show it (the downtime page and the dashboard's Downtime box show a
-    closed one read-only and say why it closed)."""
+    By default, the downtime only while it is open at `now` (not closed yet, or closed after
+    `now`: a record written for a past moment finds the downtime of that moment): what players
+    act in (spends, searches, XP purchases in downtime), None otherwise. `open_only=False`
+    returns it whatever its stage, for the pages that show it (the downtime page and the
+    dashboard's Downtime box show a closed one read-only and say why it closed)."""
     if not isinstance(chronicle, Chronicle):
         chronicle = Chronicle.objects.get(pk=chronicle)
-    today = chronicle_today(chronicle, now or timezone.now())
+    now = now or timezone.now()
     cycle = (
-        Cycle.objects.filter(chronicle=chronicle, game__date__lte=today)
+        Cycle.objects.filter(chronicle=chronicle, game__date__lte=chronicle_today(chronicle, now))
         .select_related("game", "chronicle")
         .order_by("-game__date", "-game__number")
         .first()
     )
-    if cycle is None or (open_only and cycle.status != CycleStatus.OPEN):
+    if cycle is None:
+        return None
+    if open_only and cycle.closed_at is not None and cycle.closed_at <= now:
         return None
     return cycle
 

@@ -35,6 +35,7 @@ from ..forms.cycles import MAX_XP, NOTE_MAX
 from ..models import Outcome, OutcomeOverride
 from ..selectors import progress_by_cycle, release_plan_key
 from ..services import pipeline
+from ..services import release as release_service
 from ..services.pipeline import Progress
 from ..services.steps import outcome_step_order
 
@@ -93,6 +94,22 @@ class ResolutionCycleSerializer(serializers.ModelSerializer):
         return None if progress is None else dict(ProgressSerializer(progress).data)
 
 
+class UnfinishedSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="desk or purchases")
+    label = serializers.CharField()  # type: ignore[assignment]
+    count = serializers.IntegerField()
+    field = serializers.CharField(
+        help_text="The release's confirmation for this group (true to release anyway)."
+    )
+
+
+class XpGroupSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text="The ledger kind of these entries (e.g. purchase).")
+    label = serializers.CharField()  # type: ignore[assignment]
+    entries = serializers.IntegerField(source="count")
+    total = serializers.DecimalField(max_digits=9, decimal_places=1)
+
+
 class ReleasePlanSerializer(serializers.Serializer):
     xp_entries = serializers.IntegerField(help_text="XP ledger entries the release writes.")
     xp_total = serializers.DecimalField(max_digits=9, decimal_places=1)
@@ -103,6 +120,20 @@ class ReleasePlanSerializer(serializers.Serializer):
     key = serializers.CharField(
         help_text="Name it in the release to release only this preview (409 if it changed)."
     )
+    unfinished = UnfinishedSerializer(
+        many=True,
+        help_text="Non-empty groups of unfinished work (desk items still New or In progress, "
+        "XP purchases waiting for sign-off): the release needs each one's confirmation.",
+    )
+    blocked = serializers.BooleanField(
+        help_text="The house rule unfinished_blocks_release (DT-REL) is on and work is "
+        "unfinished: the release is refused (409) until it is done."
+    )
+    outside_release = XpGroupSerializer(
+        many=True,
+        help_text="Ledger entries of this cycle the release does not write (purchases charged "
+        "at sign-off, XP-01), by kind; the XP report lists them apart.",
+    )
 
 
 class ReleaseSerializer(serializers.Serializer):
@@ -111,6 +142,18 @@ class ReleaseSerializer(serializers.Serializer):
         max_length=64,
         help_text="The release plan's key: the release is refused (409) if the preview changed "
         "since. Without it, the current preview is released.",
+    )
+    confirm_desk = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Release with influence desk items still New or In progress (400 if some "
+        "are and this is not true).",
+    )
+    confirm_purchases = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Release with XP purchases still waiting for sign-off (400 if some are and "
+        "this is not true).",
     )
 
 
@@ -121,6 +164,11 @@ class XpLineSerializer(serializers.Serializer):
     reason = serializers.CharField()
     kind = serializers.CharField()
     note = serializers.CharField(help_text="The override's note, if an ST changed the award.")
+    group = serializers.CharField(
+        help_text="The release's own lines (the release plan's entries and total), or a group "
+        "of ledger entries of the cycle outside the release."
+    )
+    in_release = serializers.BooleanField()
 
 
 class OverrideSerializer(serializers.ModelSerializer):
@@ -322,14 +370,28 @@ class ResolutionViewSet(
         cycle = self.get_object()
         plan = pipeline.release_plan(cycle=cycle)
         _, key = release_plan_key(cycle, plan)
-        return Response(ReleasePlanSerializer({**plan.__dict__, "key": key}).data)
+        unfinished = release_service.release_unfinished(cycle=cycle)
+        return Response(
+            ReleasePlanSerializer(
+                {
+                    **plan.__dict__,
+                    "key": key,
+                    "unfinished": [g for g in unfinished if g.count],
+                    "blocked": release_service.unfinished_blocked(cycle, unfinished),
+                    "outside_release": release_service.xp_statement(cycle=cycle).outside,
+                }
+            ).data
+        )
 
     @extend_schema(
         request=ReleaseSerializer,
         responses={200: ResolutionCycleSerializer, 400: ERROR, 409: ERROR},
         description="Release the reviewed preview: XP into the ledger, haven changes, results "
         "to the players, one summary e-mail each. Cannot be undone; 409 if already released "
-        "or if `key` names another preview.",
+        "or if `key` names another preview. Each non-empty group of unfinished work in the "
+        "release plan needs its confirmation (`confirm_desk`, `confirm_purchases`; 400 naming "
+        "the missing ones); under the house rule DT-REL unfinished work refuses the release "
+        "(409, code `unfinished`).",
     )
     @action(detail=True, methods=["post"])
     def release(self, request: Request, slug: str, game_number: str) -> Response:
@@ -359,10 +421,16 @@ class ResolutionViewSet(
                 cycle=cycle,
                 by=chronicle_access.acting_user(request.user),
                 expected_key=expected,
+                confirmed_unfinished=release_service.confirmations_from(body.validated_data),
             )
         except pipeline.PreviewChanged as exc:
             return Response(
                 error_body("plan_changed", " ".join(exc.messages)),
+                status=status.HTTP_409_CONFLICT,
+            )
+        except release_service.UnfinishedBlocks as exc:
+            return Response(
+                error_body("unfinished", " ".join(exc.messages)),
                 status=status.HTTP_409_CONFLICT,
             )
         if not released:
@@ -374,8 +442,10 @@ class ResolutionViewSet(
 
     @extend_schema(
         responses={200: XpLineSerializer(many=True)},
-        description="Every XP line of the cycle with its reason: the ledger once released, "
-        "the preview (overrides included) before.",
+        description="Every XP line of the cycle with its reason and group: first the release's "
+        "(the preview, overrides included, until the release; the ledger's after), the same "
+        "entries as the release plan counts; then the cycle's ledger entries outside the release "
+        "(purchases charged at sign-off, XP-01).",
     )
     @action(detail=True, methods=["get"], url_path="xp")
     def xp(self, request: Request, slug: str, game_number: str) -> Response:

@@ -5,6 +5,7 @@ unreleased result) never appear here."""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.db.models import QuerySet
@@ -20,13 +21,14 @@ from characters.models import Character, InfluenceLoan
 from chronicle import access as chronicle_access
 from chronicle.api import _InChronicle
 from chronicle.models import Membership
+from chronicle.services import current_downtime
 from havens import access as havens_access
 from havens.models import Structure
 
 from .. import access
 from ..models import ActionKind, DeskItem, Submission
+from ..rules import CATEGORIES
 from ..services import submissions as services
-from ..views.submissions import page_cycle
 
 UNKNOWN_HAVEN = services.NO_HAVEN
 STRUCTURE_ACTIONS = (ActionKind.BUILD, ActionKind.REPAIR, ActionKind.ATTACK_HAVEN)
@@ -94,6 +96,14 @@ class SubmissionSerializer(serializers.ModelSerializer):
     status = serializers.CharField(read_only=True)
     character_name = serializers.CharField(source="character.name", read_only=True)
     deadline_at = serializers.DateTimeField(source="cycle.deadline_at", read_only=True)
+    state = serializers.SerializerMethodField(
+        help_text="open, closed_early (the storytellers closed it before its deadline) or "
+        "deadline_passed."
+    )
+    state_text = serializers.SerializerMethodField(
+        help_text="The state in one sentence, its moments in the chronicle's time zone."
+    )
+    closed_at = serializers.DateTimeField(source="cycle.closed_at", read_only=True)
     items = ItemSerializer(many=True, read_only=True)
     votes = serializers.SerializerMethodField()
 
@@ -109,6 +119,9 @@ class SubmissionSerializer(serializers.ModelSerializer):
             "game_report",
             "version",
             "deadline_at",
+            "state",
+            "state_text",
+            "closed_at",
             "created_at",
             "updated_at",
             "submitted_at",
@@ -119,6 +132,17 @@ class SubmissionSerializer(serializers.ModelSerializer):
 
     def get_votes(self, submission: Submission) -> dict[str, str]:
         return services.vote_choices(submission)
+
+    def get_state(self, submission: Submission) -> str:
+        return services.downtime_state(submission.cycle, self._now()).value
+
+    def get_state_text(self, submission: Submission) -> str:
+        return services.state_text(submission.cycle, self._now())
+
+    def _now(self) -> dt.datetime:
+        # One "now" for every row of a response.
+        now: dt.datetime = self.context.setdefault("now", timezone.now())
+        return now
 
 
 class StartSerializer(serializers.Serializer):
@@ -162,10 +186,24 @@ class LoanSerializer(serializers.Serializer):
 
 class VotesSerializer(serializers.Serializer):
     picks = serializers.DictField(
-        child=serializers.CharField(max_length=150, allow_blank=True),
-        help_text="Category -> a character's name (feared, liked, respected) or a player's "
-        "username (roleplaying, costume); blank clears (DT-06).",
+        child=serializers.IntegerField(min_value=1, allow_null=True),
+        help_text="Category -> the id of a character who attended the cycle's game (feared, "
+        "liked, respected) or of a player who attended (roleplaying, costume), as listed by "
+        "`cast/`; null clears (DT-06).",
     )
+
+
+class NomineeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class CastSerializer(serializers.Serializer):
+    feared = NomineeSerializer(many=True)
+    liked = NomineeSerializer(many=True)
+    respected = NomineeSerializer(many=True)
+    roleplaying = NomineeSerializer(many=True)
+    costume = NomineeSerializer(many=True)
 
 
 class SubmissionViewSet(
@@ -180,7 +218,8 @@ class SubmissionViewSet(
     def get_queryset(self) -> QuerySet[Submission]:
         return (
             access.submissions_visible_to(self.membership)
-            .select_related("cycle", "character")
+            # The cycle's chronicle: its zone for `state_text`, in the same query.
+            .select_related("cycle", "cycle__chronicle", "character")
             # One query each for all rows' items and votes (with nominees): no per-row query.
             .prefetch_related("items", services.votes_prefetch())
             .order_by("-cycle__deadline_at", "character__name", "pk")
@@ -214,7 +253,7 @@ class SubmissionViewSet(
         )
         if character is None:
             raise serializers.ValidationError({"character": "No such character."})
-        cycle = page_cycle(self.membership, timezone.now())
+        cycle = current_downtime(self.membership.chronicle, open_only=False)
         if cycle is None:
             raise serializers.ValidationError("No game has been played yet (DT-01).")
         submission = services.submission_for_edit(
@@ -326,12 +365,33 @@ class SubmissionViewSet(
         submission = self._own()
         body = VotesSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        services.votes_save(
+        services.votes_cast(
             submission=submission,
             by=chronicle_access.acting_user(request.user),
             picks=body.validated_data["picks"],
         )
         return self._out(submission)
+
+    @extend_schema(
+        request=None,
+        responses={200: CastSerializer},
+        description="Who may be picked in each vote category (DT-06): the characters, or the "
+        "players, who attended the cycle's game, by name only; never the caller or their own "
+        "characters.",
+    )
+    @action(detail=True, methods=["get"])
+    def cast(self, request: Request, slug: str, pk: str) -> Response:
+        submission = self._own()
+        cast = services.cast_for(submission.cycle)
+        return Response(
+            {
+                category: [
+                    {"id": n.id, "name": n.name}
+                    for n in cast.offered(category, self.membership.user_id)
+                ]
+                for category in CATEGORIES
+            }
+        )
 
 
 def register(router: SimpleRouter) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from characters import rules as character_rules
 from characters.forms.purchases import PurchaseForm
@@ -14,25 +15,47 @@ from havens.models import Structure
 
 from .. import rules
 from ..models import ActionKind, PowerKind
+from ..plain_words import without_rule_ids
+from ..services.votes_cast import Cast
 
 INFLUENCE_CHOICES = [(name, name.title()) for name in character_rules.INFLUENCE_TYPES]
 TEXTAREA = {"rows": 3}
+
+
+def _plain_label(label: Any) -> Any:
+    """A choice's label without rule IDs; a group's choices each without theirs."""
+    if isinstance(label, list | tuple):
+        return [(value, _plain_label(inner)) for value, inner in label]
+    return without_rule_ids(str(label))
+
+
+def plain(form: forms.Form) -> None:
+    """The player reads labels, help and choices without rule IDs (issue 12); the shared
+    choice sets and the storytellers' forms keep them."""
+    for field in form.fields.values():
+        if field.label:
+            field.label = without_rule_ids(str(field.label))
+        if field.help_text:
+            field.help_text = without_rule_ids(str(field.help_text))
+        if isinstance(field, forms.ChoiceField) and not isinstance(field, forms.ModelChoiceField):
+            choices: list[tuple[Any, Any]] = list(field.choices)  # type: ignore[arg-type]
+            field.choices = [(value, _plain_label(label)) for value, label in choices]
 
 
 class TextsForm(forms.Form):
     """Sections 1 and 5: saved as the player types (autosave) and by the Save button."""
 
     notes = forms.CharField(
-        label="Anything the STs should know about you this month",
+        label=_("Anything the STs should know about you this month"),
         required=False,
         widget=forms.Textarea(attrs=TEXTAREA),
     )
     game_report = forms.CharField(
-        label="Game report",
+        label=_("Game report"),
         required=False,
         # Section 5 sits below sections 2-4 on the page but belongs to the texts form.
         widget=forms.Textarea(attrs={"rows": 6, "form": "texts"}),
-        help_text="Kept apart from the rest; the STs may publish a sanitized copy (DT-05).",
+        help_text=_("Kept apart from the rest; the storytellers may publish a sanitized copy."),
     )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
@@ -84,6 +107,7 @@ class InfluenceActionForm(KeyedForm):
         lender = self.fields["lender"]
         assert isinstance(lender, forms.ModelChoiceField)
         lender.queryset = lenders
+        plain(self)
 
 
 class LoanForm(forms.Form):
@@ -91,6 +115,7 @@ class LoanForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "loan_%s")
         super().__init__(*args, **kwargs)
+        plain(self)
 
     lender_name = forms.CharField(label="Lender (their character's name)", max_length=120)
     influence = forms.ChoiceField(label="Influence type", choices=INFLUENCE_CHOICES)
@@ -104,6 +129,7 @@ class DowntimePurchaseForm(PurchaseForm):
         kwargs.setdefault("auto_id", "purchase_%s")
         super().__init__(*args, **kwargs)
         self.fields.pop("moment", None)
+        plain(self)
 
     def service_kwargs(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -121,6 +147,7 @@ class PowerForm(KeyedForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "power_%s")
         super().__init__(*args, **kwargs)
+        plain(self)
 
     power = forms.ChoiceField(label="Kind of power", choices=PowerKind.choices)
     target_name = forms.CharField(
@@ -136,19 +163,38 @@ class PowerForm(KeyedForm):
 
 
 class VotesForm(forms.Form):
-    """Section 6: one pick per category, as names (DT-06)."""
+    """Section 6: one pick per category, from the cast of the game (DT-06): in-character
+    categories list the characters who attended, out-of-character ones the players who
+    attended, by name; the voter and their own characters are not offered. The values are
+    ids, so a typo cannot lose a vote; the service checks the pick again."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    LABELS = {
+        "feared": _("Most feared"),
+        "liked": _("Most liked"),
+        "respected": _("Most respected"),
+        "roleplaying": _("Excellent roleplaying"),
+        "costume": _("Best costume"),
+    }
+
+    def __init__(self, *args: Any, cast: Cast, voter_id: int | None, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "vote_%s")
         super().__init__(*args, **kwargs)
-        for category in rules.IN_CHARACTER_CATEGORIES:
-            self.fields[category] = forms.CharField(
-                label=f"Most {category} (a character's name)", max_length=120, required=False
-            )
-        for category in rules.OUT_OF_CHARACTER_CATEGORIES:
-            label = "Excellent roleplaying" if category == "roleplaying" else "Best costume"
-            self.fields[category] = forms.CharField(
-                label=f"{label} (a player's username)", max_length=150, required=False
+        for category in rules.CATEGORIES:
+            in_character = category in rules.IN_CHARACTER_CATEGORIES
+            offered = cast.offered(category, voter_id)
+            self.fields[category] = forms.TypedChoiceField(
+                label=self.LABELS.get(category, category),
+                choices=[("", _("No vote")), *((n.id, n.name) for n in offered)],
+                coerce=int,
+                empty_value=None,
+                required=False,
+                help_text=(
+                    _("A character who was at game %(number)s.")
+                    if in_character
+                    else _("A player who was at game %(number)s.")
+                )
+                % {"number": cast.game_number},
             )
 
-    def picks(self) -> dict[str, str]:
-        return {category: self.cleaned_data.get(category) or "" for category in rules.CATEGORIES}
+    def picks(self) -> dict[str, int | None]:
+        return {category: self.cleaned_data.get(category) for category in rules.CATEGORIES}

@@ -21,7 +21,7 @@ import logging
 import os
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -32,7 +32,10 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from characters.models import Character, InfluenceSpend, Notification, SpendMoment, XpEntry, XpKind
 from characters.services.sweepers import torpor_holds_sweep
@@ -48,6 +51,14 @@ from ..models import (
     StepChunk,
 )
 from .desk import desk_release, staff_of
+from .release import effective_xp as effective_xp  # the views' and the API's, as before
+from .release import (
+    release_check_unfinished,
+    release_entry_key,
+    release_unfinished,
+    release_xp_lines,
+    xp_statement,
+)
 from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, reader_players
 
 log = logging.getLogger(__name__)
@@ -560,15 +571,6 @@ def outcome_override_remove(*, outcome: Outcome, by: User) -> bool:
     return bool(deleted)
 
 
-def effective_xp(
-    outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]
-) -> Decimal | None:
-    override = overrides.get((outcome.step, outcome.subject))
-    if override is not None and override.xp is not None:
-        return override.xp
-    return outcome.xp
-
-
 @dataclass(frozen=True)
 class ReleasePlan:
     """What the release will do, for the confirmation the ST reads before it."""
@@ -587,7 +589,8 @@ HAVEN_STEPS = {name for name, _ in STEP_BY_NAME["havens"].parts}
 def release_plan(*, cycle: Cycle) -> ReleasePlan:
     outcomes = list(Outcome.objects.filter(cycle=cycle).only("step", "subject", "xp", "player_id"))
     overrides = overrides_for(cycle=cycle)
-    paid = [x for o in outcomes if (x := effective_xp(o, overrides))]
+    # The same entries as the release writes and the XP report lists (release.py).
+    paid = [line.xp for line in release_xp_lines(outcomes, overrides)]
     return ReleasePlan(
         xp_entries=len(paid),
         xp_total=sum(paid, Decimal(0)),
@@ -668,13 +671,16 @@ def cycle_release(
     cycle: Cycle,
     by: User | None,
     expected_key: tuple[int, str] | None = None,
+    confirmed_unfinished: Collection[str] | None = None,
     now: dt.datetime | None = None,
 ) -> bool:
     """Apply the reviewed preview in one transaction: haven changes (checked against the
     preview), search overrides, influence cashed in, XP ledger entries (overrides included),
     torpor holds ended; publish results; queue one summary e-mail per player. Releasing twice
     does nothing the second time (False). `expected_key` (from `release_key`) is what the ST
-    confirmed; another preview is refused with `PreviewChanged`."""
+    confirmed; another preview is refused with `PreviewChanged`. Unfinished work (desk items,
+    purchases waiting) is refused unless each group is in `confirmed_unfinished`, and always
+    under the house rule DT-REL (`release.release_check_unfinished`)."""
     from .haven_steps import havens_apply
 
     now = _now(now)
@@ -693,6 +699,9 @@ def cycle_release(
             "The preview changed since this confirmation was shown: read what the release will "
             "do again before releasing."
         )
+    release_check_unfinished(
+        cycle=cycle, groups=release_unfinished(cycle=cycle), confirmed=confirmed_unfinished
+    )
     outcomes = list(outcomes_for(cycle=cycle))
     overrides = overrides_for(cycle=cycle)
     # Havens: apply for real and compare with what the STs reviewed.
@@ -721,25 +730,21 @@ def cycle_release(
     ]
     InfluenceSpend.objects.bulk_create(spends, ignore_conflicts=True, batch_size=500)
 
-    entries = []
-    for o in outcomes:
-        xp = effective_xp(o, overrides)
-        if not xp or o.player_id is None:
-            continue
-        entries.append(
-            XpEntry(
-                chronicle_id=cycle.chronicle_id,
-                player_id=o.player_id,
-                character_id=o.character_id,
-                amount=xp,
-                kind=XpKind.AWARD,
-                reason=o.title[:300],
-                cycle=cycle,
-                key=f"cycle:{cycle.pk}:{o.step}:{o.subject}"[:120],
-                actor=by,
-                created_at=now,
-            )
+    entries = [
+        XpEntry(
+            chronicle_id=cycle.chronicle_id,
+            player_id=player_id,
+            character_id=o.character_id,
+            amount=xp,
+            kind=XpKind.AWARD,
+            reason=o.title[:300],
+            cycle=cycle,
+            key=release_entry_key(cycle, o),
+            actor=by,
+            created_at=now,
         )
+        for o, xp, player_id in release_xp_lines(outcomes, overrides)
+    ]
     XpEntry.objects.bulk_create(entries, ignore_conflicts=True, batch_size=500)
 
     torpor_holds_sweep(now=now)
@@ -788,15 +793,20 @@ def cycle_settle_on_paper(*, cycle: Cycle, by: User | None, now: dt.datetime | N
 
 def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
     """The player's words for one outcome, as the results page and the summary e-mail give
-    them: an XP override says so, without the STs' note. (Search rulings need no words here: the
-    searchers' line points to their searches page, which shows the ruling.)"""
+    them: in plain words (no rule IDs: issue 12), and an XP override says so, without the STs'
+    note. (Search rulings need no words here: the searchers' line points to their searches
+    page, which shows the ruling.)"""
+    from ..plain_words import without_rule_ids
+
+    text = without_rule_ids(outcome.public_text)
     override = overrides.get((outcome.step, outcome.subject))
-    if override is None:
-        return outcome.public_text
-    if override.xp is not None:
+    if override is not None and override.xp is not None:
         # The note is the STs' own record (DESIGN: ST notes are never shown to players).
-        return f"{outcome.public_text} A storyteller changed this award to {override.xp} XP."
-    return outcome.public_text
+        return gettext("%(text)s A storyteller changed this award to %(xp)s XP.") % {
+            "text": text,
+            "xp": override.xp,
+        }
+    return text
 
 
 def _summaries_queue(
@@ -807,11 +817,17 @@ def _summaries_queue(
     now: dt.datetime,
 ) -> None:
     """One keyed Notification per player (its character is the one their results name); the
-    summary task sends them after commit."""
+    summary task sends them after commit. Its words are the results page's: each outcome
+    (`public_line`) and each of the player's actions with the storytellers' written result
+    (`results.released_actions`, released by `desk_release` just before), from the templates
+    downtimes/mail/results_summary*.txt."""
+    from .results import released_actions
+
     by_id = {o.pk: o for o in outcomes}
     lines: dict[int, list[str]] = defaultdict(list)
     for outcome_id, player in sorted(readers, key=lambda r: (by_id[r[0]].position, r[0])):
         lines[player].append(public_line(by_id[outcome_id], overrides))
+    actions = released_actions(cycle=cycle)
     character_of: dict[int, int] = {}
     for o in outcomes:
         if o.player_id and o.character_id:
@@ -821,21 +837,24 @@ def _summaries_queue(
         .order_by("player_id", "-pk")
         .values_list("player_id", "pk")
     )
+    context = {
+        "cycle": cycle,
+        "results_url": settings.CHRONICLE_BASE_URL
+        + reverse("results", args=[cycle.chronicle.slug]),
+    }
+    subject = " ".join(
+        render_to_string("downtimes/mail/results_summary_subject.txt", context).split()
+    )
     notes = [
         Notification(
             character_id=character_of.get(player) or fallback[player],
             key=f"cycle:{cycle.pk}:summary:{player}",
-            subject=f"{cycle.chronicle.name}: your downtime results after game {cycle.game.number}",
-            body="\n".join(
-                [
-                    f"The storytellers released the results of the downtime after game "
-                    f"{cycle.game.number}:",
-                    "",
-                    *(f"- {line}" for line in text),
-                    "",
-                    "Read them on your results page.",
-                ]
-            ),
+            subject=subject,
+            body=render_to_string(
+                "downtimes/mail/results_summary.txt",
+                {**context, "lines": text, "actions": actions.get(player, [])},
+            ).strip()
+            + "\n",
             created_at=now,
         )
         for player, text in lines.items()
@@ -921,44 +940,21 @@ def results_for(*, user: User, cycle: Cycle | None = None) -> QuerySet[Outcome]:
 
 
 def xp_report(*, cycle: Cycle) -> list[dict[str, Any]]:
-    """Every XP line of the cycle with its reason, in one shape before and after the release:
-    the ledger's entries of the cycle (purchases are charged at sign-off, XP-01), and the
-    awards — from the preview, overrides applied, until they are in the ledger too."""
-    overrides = overrides_for(cycle=cycle)
-    notes = {
-        f"cycle:{cycle.pk}:{step}:{subject}"[:120]: o.note
-        for (step, subject), o in overrides.items()
-    }
-
-    def person(user: User | None) -> str:
-        return (user.get_full_name() or user.username) if user else ""
-
-    rows: list[dict[str, Any]] = [
+    """Every XP line of the cycle with its reason and its group, for the CSV and the API: the
+    release's lines first (the same as the release plan counts, `release.xp_statement`), then
+    each group of ledger entries of the cycle outside the release (purchases charged at
+    sign-off, XP-01)."""
+    return [
         {
-            "player": person(e.player),
-            "character": e.character.name if e.character else "",
-            "xp": e.amount,
-            "reason": e.reason,
-            "kind": e.get_kind_display(),
-            "note": notes.get(e.key, ""),
+            "player": line.player,
+            "character": line.character,
+            "xp": line.xp,
+            "reason": line.reason,
+            "kind": line.kind,
+            "note": line.note,
+            "group": group.label,
+            "in_release": group.in_release,
         }
-        for e in XpEntry.objects.filter(cycle=cycle)
-        .select_related("player", "character")
-        .order_by("player__username", "created_at", "pk")
+        for group in xp_statement(cycle=cycle).groups
+        for line in group.lines
     ]
-    if cycle.status != CycleStatus.RELEASED:
-        for o in outcomes_for(cycle=cycle).filter(xp__isnull=False):
-            override = overrides.get((o.step, o.subject))
-            if not effective_xp(o, overrides):
-                continue  # nothing goes into the ledger (DT-04): the cycle page says why
-            rows.append(
-                {
-                    "player": person(o.player),
-                    "character": o.character.name if o.character else "",
-                    "xp": effective_xp(o, overrides),
-                    "reason": o.title,
-                    "kind": "Award (preview)",
-                    "note": override.note if override else "",
-                }
-            )
-    return rows

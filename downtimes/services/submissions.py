@@ -1,5 +1,6 @@
 """The player's downtime (DT-01/02): the draft, its six sections, submitting until the deadline,
-receipts and reminders.
+and where a downtime stands (open, closed early, deadline passed). Its e-mails (receipts,
+reminders) are in `submissions_mail`, its votes (section 6) in `votes_cast`.
 
 Every writer here locks the submission row first, so a double click or two tabs of the same
 player queue instead of racing, then refuses anything after the deadline (DT-01: 23:59 of the
@@ -13,14 +14,17 @@ Lock order: submission row, then the character row (taken by the spending servic
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
+from enum import StrEnum
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from characters import rules as character_rules
 from characters.models import (
@@ -40,9 +44,11 @@ from characters.services.influence import (
     influence_spend,
     influence_spent,
 )
+from characters.services.ledger import xp_balance
 from characters.services.notify import notify
 from characters.services.purchases import purchase_request, purchase_withdraw
-from chronicle.models import Cycle, CycleStatus, Membership, Role
+from chronicle.models import Chronicle, Cycle, CycleStatus
+from chronicle.moments import moment_text
 from chronicle.services import current_downtime
 from havens.models import (
     Find,
@@ -70,13 +76,13 @@ from ..models import (
     PowerKind,
     Submission,
     SubmissionStatus,
-    Vote,
 )
+from .submissions_mail import deadline_text as _deadline_text
+from .submissions_mail import reminders_send, submission_summary
 
 NAME_MAX = 120
 TEXT_MAX = 300
 DESCRIPTION_MAX = 5000
-REMINDER_WINDOW = dt.timedelta(hours=48)
 # Items the STs have decided stay as they are: the player may no longer take them back.
 DECIDED = (DeskStatus.APPROVED, DeskStatus.REJECTED, DeskStatus.RESOLVED)
 STALE = (
@@ -103,22 +109,45 @@ def deadline_passed(cycle: Cycle, now: dt.datetime) -> bool:
     return cycle.status != CycleStatus.OPEN or now >= cycle.deadline_at
 
 
-def _deadline_text(cycle: Cycle) -> str:
-    local = cycle.deadline_at.astimezone(cycle.chronicle.tz)
-    return f"{local:%A %d %B %Y, %H:%M} ({cycle.chronicle.timezone})"
+class DowntimeState(StrEnum):
+    """Where a downtime stands for its players, as the page, the API and the refusals say it."""
+
+    OPEN = "open"
+    CLOSED_EARLY = "closed_early"  # the storytellers closed it before its deadline
+    DEADLINE_PASSED = "deadline_passed"
+
+
+def downtime_state(cycle: Cycle, now: dt.datetime) -> DowntimeState:
+    """DT-01 / DT-10: open until its deadline; "closed early" when the storytellers closed it
+    before the deadline (`closed_at` earlier than `deadline_at`, and so it stays through
+    resolution and release); otherwise its deadline has passed (the deadline task may not
+    have run yet: `now` at or past the deadline is enough)."""
+    if cycle.status == CycleStatus.OPEN:
+        return DowntimeState.OPEN if now < cycle.deadline_at else DowntimeState.DEADLINE_PASSED
+    if cycle.closed_at is not None and cycle.closed_at < cycle.deadline_at:
+        return DowntimeState.CLOSED_EARLY
+    return DowntimeState.DEADLINE_PASSED
+
+
+def state_text(cycle: Cycle, now: dt.datetime) -> str:
+    """The downtime's state in one plain sentence, with its moments in the chronicle's zone."""
+    state = downtime_state(cycle, now)
+    if state == DowntimeState.OPEN:
+        return gettext("Open until %(deadline)s.") % {"deadline": _deadline_text(cycle)}
+    if state == DowntimeState.CLOSED_EARLY:
+        assert cycle.closed_at is not None
+        return gettext(
+            "The storytellers closed this downtime early, on %(closed)s, to resolve it: it can "
+            "no longer be changed."
+        ) % {"closed": moment_text(cycle.closed_at, cycle.chronicle)}
+    return gettext(
+        "The deadline (%(deadline)s) has passed: this downtime can no longer be changed."
+    ) % {"deadline": _deadline_text(cycle)}
 
 
 def _require_open(cycle: Cycle, now: dt.datetime) -> None:
-    if cycle.status != CycleStatus.OPEN and now < cycle.deadline_at:
-        raise ValidationError(
-            "The storytellers have closed this downtime to resolve it: it can no longer be "
-            "changed (DT-10)."
-        )
-    if deadline_passed(cycle, now):
-        raise ValidationError(
-            f"The deadline ({_deadline_text(cycle)}) has passed: this downtime can no longer "
-            "be changed (DT-01)."
-        )
+    if downtime_state(cycle, now) != DowntimeState.OPEN:
+        raise ValidationError(state_text(cycle, now))
 
 
 def _require_player(by: User, character: Character) -> None:
@@ -145,7 +174,9 @@ def _writable(submission: Submission, by: User, now: dt.datetime) -> Submission:
     current = current_downtime(locked.cycle.chronicle, now=now)
     if current is None or current.pk != locked.cycle_id:
         raise ValidationError(
-            "A later game has started the next downtime: this one can no longer be changed (DT-01)."
+            gettext(
+                "A later game has started the next downtime: this one can no longer be changed."
+            )
         )
     return locked
 
@@ -252,31 +283,6 @@ def submission_save(
     return locked
 
 
-def submission_summary(submission: Submission) -> str:
-    """The receipt's body: what the player sent, their own words only."""
-    items = list(submission.items.filter(withdrawn_at__isnull=True))
-    lines = [
-        f"Downtime of {submission.character.name} for the cycle after game "
-        f"{submission.cycle.game.number}.",
-        f"Submitted {submission.submitted_at:%Y-%m-%d %H:%M} UTC; "
-        f"you may change it until {_deadline_text(submission.cycle)} (DT-01).",
-        "",
-    ]
-    for item in items:
-        if item.kind == ItemKind.INFLUENCE:
-            lines.append(
-                f"- Influence: {item.points} {item.influence.title()}, "
-                f"{item.get_action_display()} {item.target_name or item.target_text}".rstrip()
-            )
-        elif item.kind == ItemKind.PURCHASE:
-            lines.append(f"- XP purchase: {item.description}")
-        elif item.kind == ItemKind.POWER:
-            lines.append(f"- Special power: {item.get_power_display()} {item.target_name}".rstrip())
-    lines.append(f"- Game report: {'yes' if submission.game_report else 'none'}")
-    lines.append(f"- Votes cast: {submission.votes.count()}")
-    return "\n".join(lines)
-
-
 @transaction.atomic
 def submission_submit(
     *, submission: Submission, by: User, key: str = "", now: dt.datetime | None = None
@@ -302,7 +308,7 @@ def submission_submit(
     notify(
         character=locked.character,
         key=receipt_key[:120],
-        subject=f"Downtime received: {locked.character.name}",
+        subject=gettext("Downtime received: %(name)s") % {"name": locked.character.name},
         body=submission_summary(locked),
         now=now,
     )
@@ -700,7 +706,8 @@ def purchase_add(
     return item
 
 
-def _purchase_text(purchase: XpPurchase) -> str:
+def purchase_words(purchase: XpPurchase) -> str:
+    """What a purchase buys, in a few words ("Discipline Auspex 2a", "Trait mental x2")."""
     parts = [purchase.get_kind_display()]
     if purchase.discipline:
         parts.append(purchase.discipline.replace("_", " ").title())
@@ -710,7 +717,44 @@ def _purchase_text(purchase: XpPurchase) -> str:
         parts.append(purchase.target)
     if purchase.quantity and purchase.quantity != 1:
         parts.append(f"x{purchase.quantity}")
-    return f"{' '.join(parts)} ({purchase.cost} XP)"
+    return " ".join(parts)
+
+
+def _purchase_text(purchase: XpPurchase) -> str:
+    return f"{purchase_words(purchase)} ({purchase.cost} XP)"
+
+
+@dataclass(frozen=True)
+class XpOverview:
+    """The downtime page's XP section: the player's XP (a player's, shared by their
+    characters) and the character's purchases waiting for a storyteller's sign-off (asked in
+    any downtime or at a game: XP is charged only at sign-off, XP-01)."""
+
+    available: Decimal
+    waiting: list[XpPurchase]
+
+    @property
+    def waiting_cost(self) -> Decimal:
+        return sum((p.cost for p in self.waiting), Decimal(0))
+
+    @property
+    def after_waiting(self) -> Decimal:
+        return self.available - self.waiting_cost
+
+
+def xp_overview(*, character: Character, chronicle: Chronicle) -> XpOverview:
+    """Two queries: the ledger's sum and the waiting purchases."""
+    available = (
+        xp_balance(chronicle=chronicle, player=character.player_id)
+        if character.player_id is not None
+        else Decimal(0)
+    )
+    waiting = list(
+        XpPurchase.objects.filter(character=character, status=PurchaseStatus.REQUESTED).order_by(
+            "requested_at", "pk"
+        )
+    )
+    return XpOverview(available=available, waiting=waiting)
 
 
 # --- Section 4: special powers -----------------------------------------------------------------
@@ -767,161 +811,7 @@ def power_add(
     return item
 
 
-# --- Section 6: votes --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class VoteChoice:
-    """What the page shows back: the name as the player typed it."""
-
-    category: str
-    name: str
-
-
-def votes_prefetch() -> Prefetch:
-    """For lists: each submission's votes with their nominees, in one query for all."""
-    return Prefetch(
-        "votes", queryset=Vote.objects.select_related("nominee_character", "nominee_player")
-    )
-
-
-def vote_choices(submission: Submission) -> dict[str, str]:
-    """Category -> the nominee as the player named it (a character's name, a username). Reads
-    the prefetch (`votes_prefetch`) when there is one, so a list costs no query per row."""
-    cache = getattr(submission, "_prefetched_objects_cache", {})
-    votes = (
-        cache["votes"]
-        if "votes" in cache
-        else submission.votes.select_related("nominee_character", "nominee_player")
-    )
-    out: dict[str, str] = {}
-    for vote in votes:
-        if vote.nominee_character is not None:
-            out[vote.category] = vote.nominee_character.name
-        elif vote.nominee_player is not None:
-            out[vote.category] = vote.nominee_player.username
-    return out
-
-
-@transaction.atomic
-def votes_save(
-    *,
-    submission: Submission,
-    by: User,
-    picks: Mapping[str, str],
-    now: dt.datetime | None = None,
-) -> list[Vote]:
-    """DT-06: one pick per category. In-character categories name a character in words (the
-    one active character of exactly that name); out-of-character ones a player of the
-    chronicle by username. An empty pick clears the category. Self-votes are refused.
-    Every problem is reported at once, beside its category, and nothing is written then.
-
-    INTERPRETATION: an unknown name is refused; this tells a player only whether an active
-    character of that name exists, which play already tells them."""
-    now = _now(now)
-    locked = _writable(submission, by, now)
-    chronicle_id = locked.cycle.chronicle_id
-    errors: dict[str, list[str]] = {}
-    chosen: dict[str, Vote] = {}
-    cleared: list[str] = []
-    for category, raw in picks.items():
-        if category not in rules.CATEGORIES:
-            errors.setdefault("__all__", []).append(
-                f"Unknown vote category {category!r}; use one of {', '.join(rules.CATEGORIES)} "
-                "(DT-06)."
-            )
-            continue
-        name = (raw or "").strip()
-        if not name:
-            cleared.append(category)
-            continue
-        voter = str(by.pk)
-        if category in rules.IN_CHARACTER_CATEGORIES:
-            nominee = active_character_named(chronicle_id, name)
-            if nominee is None:
-                errors.setdefault(category, []).append(NO_CHARACTER.format(rule="DT-06"))
-                continue
-            ballot = rules.Ballot(voter, category, str(nominee.pk))
-            player_of = {str(nominee.pk): str(nominee.player_id or "")}
-            vote = Vote(submission=locked, category=category, nominee_character=nominee)
-        else:
-            member = (
-                Membership.objects.filter(
-                    chronicle_id=chronicle_id, role=Role.PLAYER, user__username__iexact=name
-                )
-                .select_related("user")
-                .first()
-            )
-            if member is None:
-                errors.setdefault(category, []).append(NO_PLAYER)
-                continue
-            ballot = rules.Ballot(voter, category, str(member.user_id))
-            player_of = {}
-            vote = Vote(submission=locked, category=category, nominee_player=member.user)
-        try:
-            # The rules own what a valid ballot is (self-votes, DT-06).
-            rules.vote_tally([ballot], player_of=player_of)
-        except ValueError:
-            errors.setdefault(category, []).append(
-                "You may not vote for yourself or a character you play (DT-06)."
-            )
-            continue
-        chosen[category] = vote
-    if errors:
-        raise ValidationError(errors)
-    Vote.objects.filter(submission=locked, category__in=[*chosen, *cleared]).delete()
-    votes = Vote.objects.bulk_create(chosen.values())
-    _touch(locked, now)
-    return votes
-
-
-# --- Reminders ---------------------------------------------------------------------------------
-
-
-def reminders_send(*, now: dt.datetime | None = None) -> int:
-    """DT-01: 48 hours before a deadline, one e-mail per active character of a player who has
-    not submitted yet (keyed: an hourly re-run sends nothing twice). Returns how many were
-    queued."""
-    now = _now(now)
-    cycles = Cycle.objects.filter(
-        status=CycleStatus.OPEN, deadline_at__gt=now, deadline_at__lte=now + REMINDER_WINDOW
-    ).select_related("chronicle", "game")
-    sent = 0
-    for cycle in cycles:
-        characters = (
-            Character.objects.filter(
-                chronicle=cycle.chronicle,
-                status=Status.ACTIVE,
-                approval=Approval.APPROVED,
-                player__isnull=False,
-            )
-            .exclude(
-                pk__in=Submission.objects.filter(
-                    cycle=cycle, status=SubmissionStatus.SUBMITTED
-                ).values("character_id")
-            )
-            .select_related("player")
-        )
-        reminded: list[int] = []
-        for character in characters:
-            queued = notify(
-                character=character,
-                key=f"downtime-reminder:{cycle.pk}:{character.pk}",
-                subject=f"Downtime due soon: {character.name}",
-                body=(
-                    f"The downtime of {character.name} for the cycle after game "
-                    f"{cycle.game.number} is due by {_deadline_text(cycle)} (DT-01). "
-                    "Drafts are not counted: remember to submit it."
-                ),
-                now=now,
-            )
-            if queued:
-                sent += 1
-                reminded.append(character.pk)
-        Submission.objects.filter(
-            Q(reminder_sent_at__isnull=True), cycle=cycle, character_id__in=reminded
-        ).update(reminder_sent_at=now)
-    return sent
+# --- Section 6: votes: downtimes/services/votes_cast.py (re-exported at the end) -------------
 
 
 # --- Reading helpers for pages and the API -----------------------------------------------------
@@ -934,8 +824,11 @@ def influence_overview(*, submission: Submission) -> dict[str, int]:
 
 __all__ = [
     "DECIDED",
+    "DowntimeState",
     "PurchaseStatus",
+    "cast_for",
     "deadline_passed",
+    "downtime_state",
     "influence_action_add",
     "influence_action_withdraw",
     "item_withdraw",
@@ -945,10 +838,26 @@ __all__ = [
     "power_add",
     "purchase_add",
     "reminders_send",
+    "state_text",
     "submission_for_edit",
     "submission_save",
     "submission_submit",
+    "purchase_words",
+    "xp_overview",
     "vote_choices",
+    "vote_picks",
+    "votes_cast",
     "votes_prefetch",
     "votes_save",
 ]
+
+# Section 6 lives in its own module, which builds on the helpers above; the names the pages,
+# the API and the other helpers call stay importable from here.
+from .votes_cast import (  # noqa: E402
+    cast_for,
+    vote_choices,
+    vote_picks,
+    votes_cast,
+    votes_prefetch,
+    votes_save,
+)

@@ -1,6 +1,6 @@
-"""The between-games pipeline's pages (issue 6, DT-10): the storytellers' resolution page of a
-cycle (close, resolve, the progress bar, the preview with its overrides, the release), the XP
-report with its CSV, and the player's results page.
+"""The between-games pipeline's pages (issue 6, DT-10; issue 12): the storytellers' resolution
+page of a cycle (close, resolve, the progress bar, the preview by step with its filter and its
+overrides, the release), the XP report with its CSV, and the player's results page.
 
 Storytellers and admins only, like the desk: a player gets 403 on every resolution page, a
 stranger to the chronicle 404. The results page is every member's own: it lists only the
@@ -14,17 +14,19 @@ under `resolution/`; the API mirrors them under /api/chronicles/<slug>/resolutio
 from __future__ import annotations
 
 import csv
+import math
 from collections import defaultdict
-from decimal import Decimal
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
@@ -32,19 +34,29 @@ from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
 from chronicle.views import chronicle_page
 
-from ..forms.cycles import OutcomeOverrideForm, ReleaseConfirmForm
-from ..models import Outcome, OutcomeOverride, Submission
+from ..forms.cycles import OutcomeOverrideForm
+from ..forms.release import PreviewFilterForm, ReleaseForm
+from ..models import Outcome, OutcomeOverride
 from ..selectors import progress_by_cycle, release_plan_key
-from ..services import pipeline
+from ..services import pipeline, release
+from ..services import results as player_results
+from ..services.preview import (
+    OVERVIEW_SIZE,
+    PAGE_SIZE,
+    PreviewFilter,
+    preview_counts,
+    preview_lines,
+)
 from ..services.steps import OUTCOME_POSITION, outcome_step_order
 
 CSV_COLUMNS = [
-    ("player", "Player"),
-    ("character", "Character"),
-    ("xp", "XP"),
-    ("reason", "Reason"),
-    ("kind", "Kind"),
-    ("note", "Override note"),
+    ("player", gettext_lazy("Player")),
+    ("character", gettext_lazy("Character")),
+    ("xp", gettext_lazy("XP")),
+    ("reason", gettext_lazy("Reason")),
+    ("kind", gettext_lazy("Kind")),
+    ("note", gettext_lazy("Override note")),
+    ("group", gettext_lazy("Group")),
 ]
 
 
@@ -67,8 +79,23 @@ def _outcome(cycle: Cycle, pk: int) -> Outcome:
     return outcome
 
 
-def _page_url(slug: str, cycle: Cycle, anchor: str = "") -> str:
+def _query(wanted: PreviewFilter, **changes: Any) -> str:
+    """The preview's query string for `wanted` with `changes` (step, page), empty parts left
+    out, so every link and every form's way back keeps the filter."""
+    values = {
+        "step": wanted.step,
+        "who": wanted.who,
+        "overridden": "1" if wanted.overridden else "",
+        "page": wanted.page if wanted.page > 1 else "",
+    }
+    values.update(changes)
+    return urlencode({k: v for k, v in values.items() if v not in ("", None, 1)})
+
+
+def _page_url(slug: str, cycle: Cycle, anchor: str = "", query: str = "") -> str:
     url = reverse("cycle_resolution", args=[slug, cycle.game.number])
+    if query:
+        url = f"{url}?{query}"
     return f"{url}#{anchor}" if anchor else url
 
 
@@ -94,32 +121,33 @@ def cycle_resolution_list(request: HttpRequest, slug: str) -> HttpResponse:
 # --- One cycle ---------------------------------------------------------------------------------
 
 
+def _wanted(data: QueryDict) -> PreviewFilter:
+    step = data.get("step", "")
+    if step and step not in OUTCOME_POSITION:
+        raise Http404("No such step.")
+    return PreviewFilterForm(data).wanted(step)
+
+
 def _page_context(
     membership: Membership,
     cycle: Cycle,
-    step: str,
+    wanted: PreviewFilter,
     bound: dict[int, OutcomeOverrideForm] | None = None,
 ) -> dict[str, Any]:
-    """The cycle's page: status, progress, and the preview grouped by step in DT-10 order.
+    """The cycle's page: status, progress, and the preview by step in DT-10 order, one step
+    (a page of it) or the first lines of each, filtered by player or character.
 
-    Queries (whatever the number of outcomes): the latest run and its chunk counts
-    (`run_progress`, 2), the outcomes with their player and character (1), the overrides with
-    their author (1), the outcomes per step (1)."""
+    Queries (whatever the number of outcomes): the latest run, its chunk counts and its
+    failures (`run_progress`, 3), the lines shown with their player and character (1), the
+    overrides with their author (1), the outcomes per step under the filter (1)."""
     progress = pipeline.run_progress(cycle=cycle)
-    outcomes = pipeline.outcomes_for(cycle=cycle)
-    if step:
-        outcomes = outcomes.filter(step=step)
+    lines = preview_lines(cycle=cycle, wanted=wanted)
     overrides = pipeline.overrides_for(cycle=cycle)
-    counts = dict(
-        Outcome.objects.filter(cycle=cycle)
-        .values_list("step")
-        .annotate(n=Count("pk"))
-        .order_by()
-        .values_list("step", "n")
-    )
+    counts = preview_counts(cycle=cycle, wanted=wanted)
     editable = cycle.status != CycleStatus.RELEASED
+    back = _query(wanted)
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for outcome in outcomes:
+    for outcome in lines:
         override = overrides.get((outcome.step, outcome.subject))
         form = None
         if editable and outcome.overridable:
@@ -135,19 +163,61 @@ def _page_context(
                 "form": form,
             }
         )
-    groups = [
-        {"name": name, "label": label, "rows": grouped.get(name, []), "count": counts.get(name, 0)}
-        for name, label in outcome_step_order()
-        if not step or name == step
+    order = outcome_step_order()
+    groups = []
+    for number, (name, label) in enumerate(order, start=1):
+        if wanted.step and name != wanted.step:
+            continue
+        rows = grouped.get(name, [])
+        count = counts.get(name, 0)
+        groups.append(
+            {
+                "number": number,
+                "name": name,
+                "label": label,
+                "rows": rows,
+                "count": count,
+                "more": count - len(rows) if not wanted.step else 0,
+                "url": "?" + _query(wanted, step=name, page=""),
+            }
+        )
+    tabs = [
+        {
+            "name": name,
+            "label": label,
+            "count": counts.get(name, 0),
+            "url": "?" + _query(wanted, step=name, page=""),
+            "current": name == wanted.step,
+        }
+        for name, label in order
+        if counts.get(name) or name == wanted.step
     ]
+    pages = max(1, math.ceil(counts.get(wanted.step, 0) / PAGE_SIZE)) if wanted.step else 1
+    first = (wanted.page - 1) * PAGE_SIZE
     return {
         "cycle": cycle,
         "progress": progress,
         "groups": groups,
-        "step": step,
-        "steps": [(name, label, counts.get(name, 0)) for name, label in outcome_step_order()],
+        "tabs": tabs,
+        "all_url": "?" + _query(wanted, step="", page="") if wanted.active else "?",
+        "wanted": wanted,
+        "filter_form": PreviewFilterForm(
+            initial={"step": wanted.step, "who": wanted.who, "overridden": wanted.overridden}
+        ),
+        "clear_url": "?" + _query(PreviewFilter(step=wanted.step)),
+        "back": back,
+        "pager": {
+            "page": wanted.page,
+            "pages": pages,
+            "first": first + 1,
+            "last": min(first + PAGE_SIZE, counts.get(wanted.step, 0)),
+            "previous": "?" + _query(wanted, page=wanted.page - 1) if wanted.page > 1 else "",
+            "next": "?" + _query(wanted, page=wanted.page + 1) if wanted.page < pages else "",
+        },
+        "overview_size": OVERVIEW_SIZE,
         "outcome_total": sum(counts.values()),
         "editable": editable,
+        "settled_on_paper": cycle.status == CycleStatus.RELEASED and progress.run is None,
     }
 
 
@@ -158,11 +228,13 @@ def _override_initial(override: OutcomeOverride | None) -> dict[str, Any]:
     return {"xp": override.xp, "found": found, "note": override.note}
 
 
-def _step(request: HttpRequest) -> str:
-    step = request.GET.get("step", "")
-    if step and step not in OUTCOME_POSITION:
-        raise Http404("No such step.")
-    return step
+def _back(request: HttpRequest) -> PreviewFilter:
+    """The view the override form was sent from (its `back` field), so the storyteller lands
+    where they were; anything malformed is the overview."""
+    try:
+        return _wanted(QueryDict(request.POST.get("back", "")[:500]))
+    except Http404:
+        return PreviewFilter()
 
 
 @login_required
@@ -170,7 +242,7 @@ def _step(request: HttpRequest) -> str:
 def cycle_resolution(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = _staff(request, slug)
     cycle = _cycle(membership, number)
-    context = _page_context(membership, cycle, _step(request))
+    context = _page_context(membership, cycle, _wanted(request.GET))
     return chronicle_page(request, "downtimes/cycle_page.html", membership, **context)
 
 
@@ -190,6 +262,7 @@ def cycle_progress(request: HttpRequest, slug: str, number: int) -> HttpResponse
         membership,
         cycle=cycle,
         progress=progress,
+        settled_on_paper=cycle.status == CycleStatus.RELEASED and progress.run is None,
     )
     if not progress.running:
         response["HX-Refresh"] = "true"
@@ -209,9 +282,9 @@ def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         _refused(request, exc)
     else:
         if closed:
-            messages.success(request, "The cycle is closed; submissions are locked (DT-10).")
+            messages.success(request, _("The cycle is closed; submissions are locked (DT-10)."))
         else:
-            messages.info(request, "This cycle was already closed.")
+            messages.info(request, _("This cycle was already closed."))
     return redirect(_page_url(slug, cycle))
 
 
@@ -229,8 +302,11 @@ def cycle_resolve(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     else:
         messages.success(
             request,
-            f"Resolution {run.number} started: the steps run in DT-10 order and the preview "
-            "appears here when they are done.",
+            _(
+                "Resolution %(number)s started: the steps run in DT-10 order and the preview "
+                "appears here when they are done."
+            )
+            % {"number": run.number},
         )
     return redirect(_page_url(slug, cycle, "progress"))
 
@@ -241,10 +317,12 @@ def outcome_override(request: HttpRequest, slug: str, number: int, pk: int) -> H
     membership = _staff(request, slug)
     cycle = _cycle(membership, number)
     outcome = _outcome(cycle, pk)
+    back = _back(request)
+    here = _page_url(slug, cycle, f"outcome-{outcome.pk}", _query(back))
     form = OutcomeOverrideForm(request.POST, outcome=outcome)
     if not outcome.overridable:
-        messages.error(request, "This outcome cannot be overridden; change its inputs instead.")
-        return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}"))
+        messages.error(request, _("This outcome cannot be overridden; change its inputs instead."))
+        return redirect(here)
     if form.is_valid():
         try:
             pipeline.outcome_override(
@@ -259,14 +337,15 @@ def outcome_override(request: HttpRequest, slug: str, number: int, pk: int) -> H
                 # About the outcome, not the input (the cycle was released meanwhile): the
                 # page no longer shows a form to put it beside.
                 _refused(request, exc)
-                return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}"))
+                return redirect(here)
             for name, errors in exc.message_dict.items():
                 form.add_error(name if name in form.fields else None, errors)
         else:
-            messages.success(request, f"Override saved: {outcome.title}.")
-            return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}"))
-    # The page again, with what was typed kept and each refusal beside its field.
-    context = _page_context(membership, cycle, "", bound={outcome.pk: form})
+            messages.success(request, _("Override saved: %(title)s.") % {"title": outcome.title})
+            return redirect(here)
+    # The page again, where the storyteller was, with what was typed kept and each refusal
+    # beside its field.
+    context = _page_context(membership, cycle, back, bound={outcome.pk: form})
     return chronicle_page(request, "downtimes/cycle_page.html", membership, status=400, **context)
 
 
@@ -284,20 +363,37 @@ def outcome_override_remove(request: HttpRequest, slug: str, number: int, pk: in
         _refused(request, exc)
     else:
         if removed:
-            messages.success(request, f"Override removed: {outcome.title} is as computed.")
+            messages.success(
+                request,
+                _("Override removed: %(title)s is as computed.") % {"title": outcome.title},
+            )
         else:
-            messages.info(request, "This outcome had no override.")
-    return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}"))
+            messages.info(request, _("This outcome had no override."))
+    return redirect(_page_url(slug, cycle, f"outcome-{outcome.pk}", _query(_back(request))))
 
 
 # --- Release -----------------------------------------------------------------------------------
 
 
 def _release_page(
-    request: HttpRequest, membership: Membership, cycle: Cycle, status: int = 200
+    request: HttpRequest,
+    membership: Membership,
+    cycle: Cycle,
+    unfinished: list[release.UnfinishedGroup],
+    *,
+    status: int = 200,
+    form: ReleaseForm | None = None,
+    ticked: set[str] | frozenset[str] = frozenset(),
 ) -> HttpResponse:
+    """What the release will do, what is unfinished, and the confirmation. A bound `form`
+    (confirmations missing) is shown with its errors; else a fresh one for the current preview,
+    keeping the groups already `ticked`."""
     plan = pipeline.release_plan(cycle=cycle)
     run, key = release_plan_key(cycle, plan)
+    if form is None:
+        initial: dict[str, Any] = {"run": run, "plan": key}
+        initial.update({f"confirm_{name}": True for name in ticked})
+        form = ReleaseForm(initial=initial, unfinished=unfinished)
     return chronicle_page(
         request,
         "downtimes/cycle_release.html",
@@ -305,7 +401,10 @@ def _release_page(
         status=status,
         cycle=cycle,
         plan=plan,
-        form=ReleaseConfirmForm(initial={"run": run, "plan": key}),
+        statement=release.xp_statement(cycle=cycle),
+        unfinished=[g for g in unfinished if g.count],
+        blocked=release.unfinished_blocked(cycle, unfinished),
+        form=form,
         ready=(
             cycle.status == CycleStatus.RESOLVED and not pipeline.run_progress(cycle=cycle).running
         ),
@@ -315,42 +414,68 @@ def _release_page(
 @login_required
 @require_http_methods(["GET", "POST"])
 def cycle_release(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    """GET: what the release will do, to confirm. POST: release the preview the ST confirmed;
-    if it changed since they read it (another ST re-resolved or overrode), show it again."""
+    """GET: what the release will do and what is unfinished, to confirm. POST: release the
+    preview the ST confirmed, with each group of unfinished work confirmed; if the preview
+    changed since they read it (another ST re-resolved or overrode), show it again."""
     membership = _staff(request, slug)
     cycle = _cycle(membership, number)
+    unfinished = release.release_unfinished(cycle=cycle)
     if request.method == "GET":
-        return _release_page(request, membership, cycle)
+        return _release_page(request, membership, cycle, unfinished)
     if cycle.status == CycleStatus.RELEASED:
-        messages.info(request, "The results of this cycle are already released.")
+        messages.info(request, _("The results of this cycle are already released."))
         return redirect(_page_url(slug, cycle))
-    form = ReleaseConfirmForm(request.POST)
+    form = ReleaseForm(request.POST, unfinished=unfinished)
+    valid = form.is_valid()
     run, key = release_plan_key(cycle, pipeline.release_plan(cycle=cycle))
-    if not form.is_valid() or (form.cleaned_data["run"], form.cleaned_data["plan"]) != (run, key):
+    if form.seen() != (run, key):
         messages.error(
             request,
-            "The preview changed since this confirmation was shown (or it was not shown): read "
-            "what the release will do again before releasing.",
+            _(
+                "The preview changed since this confirmation was shown (or it was not shown): "
+                "read what the release will do again before releasing."
+            ),
         )
-        return _release_page(request, membership, cycle, status=409)
+        return _release_page(
+            request, membership, cycle, unfinished, status=409, ticked=form.confirmed()
+        )
+    if not valid and not release.unfinished_blocked(cycle, unfinished):
+        # A confirmation left unticked: the page again, the error beside it, the ticks kept.
+        return _release_page(request, membership, cycle, unfinished, status=400, form=form)
     try:
         released = pipeline.cycle_release(
-            cycle=cycle, by=chronicle_access.acting_user(request.user), expected_key=(run, key)
+            cycle=cycle,
+            by=chronicle_access.acting_user(request.user),
+            expected_key=(run, key),
+            confirmed_unfinished=form.confirmed(),
         )
-    except pipeline.PreviewChanged as exc:
+    except (pipeline.PreviewChanged, release.UnfinishedBlocks) as exc:
         _refused(request, exc)
-        return _release_page(request, membership, cycle, status=409)
+        return _release_page(
+            request, membership, cycle, unfinished, status=409, ticked=form.confirmed()
+        )
     except ValidationError as exc:
+        if hasattr(exc, "error_dict"):
+            # Work left unfinished since the page was read: its confirmation, beside it.
+            unfinished = release.release_unfinished(cycle=cycle)
+            fresh = ReleaseForm(request.POST, unfinished=unfinished)
+            fresh.is_valid()
+            for name, errors in exc.message_dict.items():
+                if name in fresh.fields and name not in fresh.errors:
+                    fresh.add_error(name, errors)
+            return _release_page(request, membership, cycle, unfinished, status=400, form=fresh)
         _refused(request, exc)
     else:
         if released:
             messages.success(
                 request,
-                "Released: the XP is in the ledger, the results are on the players' results "
-                "pages, and one summary e-mail per player is on its way.",
+                _(
+                    "Released: the XP is in the ledger, the results are on the players' "
+                    "results pages, and one summary e-mail per player is on its way."
+                ),
             )
         else:
-            messages.info(request, "The results of this cycle are already released.")
+            messages.info(request, _("The results of this cycle are already released."))
     return redirect(_page_url(slug, cycle))
 
 
@@ -370,7 +495,7 @@ def _xp_csv(cycle: Cycle, rows: list[dict[str, Any]]) -> HttpResponse:
     name = f"{cycle.chronicle.slug}-game-{cycle.game.number}-xp.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     writer = csv.writer(response)
-    writer.writerow([label for _, label in CSV_COLUMNS])
+    writer.writerow([str(label) for _, label in CSV_COLUMNS])
     for row in rows:
         writer.writerow([_csv_cell(row[key]) for key, _ in CSV_COLUMNS])
     return response
@@ -379,22 +504,21 @@ def _xp_csv(cycle: Cycle, rows: list[dict[str, Any]]) -> HttpResponse:
 @login_required
 @require_GET
 def xp_report(request: HttpRequest, slug: str, number: int, as_csv: bool = False) -> HttpResponse:
-    """Every XP line of the cycle with its reason: the ledger once released, the preview (with
-    overrides) before. `?format=csv` (or xp.csv) downloads it."""
+    """Every XP line of the cycle, grouped: the release's (the same entries and total as the
+    release plan: `release.xp_statement`), then each group of ledger entries of the cycle
+    outside the release with its subtotal. `?format=csv` (or xp.csv) downloads it."""
     membership = _staff(request, slug)
     cycle = _cycle(membership, number)
-    rows = pipeline.xp_report(cycle=cycle)
     if as_csv or request.GET.get("format") == "csv":
-        return _xp_csv(cycle, rows)
-    total = sum((row["xp"] or Decimal(0) for row in rows), Decimal(0))
+        return _xp_csv(cycle, pipeline.xp_report(cycle=cycle))
+    statement = release.xp_statement(cycle=cycle)
     return chronicle_page(
         request,
         "downtimes/xp_report.html",
         membership,
         cycle=cycle,
-        rows=rows,
-        total=total,
-        players=len({row["player"] for row in rows}),
+        statement=statement,
+        lines=sum(group.count for group in statement.groups),
     )
 
 
@@ -404,49 +528,17 @@ def xp_report(request: HttpRequest, slug: str, number: int, as_csv: bool = False
 @login_required
 @require_GET
 def results(request: HttpRequest, slug: str) -> HttpResponse:
-    """The released outcomes the player reads, newest cycle first; with links to the released
-    results of their downtime's actions (desk items) and to their searches.
-
-    Queries after the membership: the outcomes (1), the overrides of their cycles (1, for the
-    same words the summary e-mail used), the player's submissions of those cycles (1)."""
+    """The released results the player reads, newest cycle first: the outcomes, each action's
+    written result from the storytellers, and links to their downtimes and searches
+    (`downtimes.services.results.results_of`: four queries after the membership)."""
     membership = chronicle_access.membership_for(request.user, slug)
     user = chronicle_access.acting_user(request.user)
-    outcomes = list(
-        pipeline.results_for(user=user).filter(cycle__chronicle_id=membership.chronicle_id)
+    return chronicle_page(
+        request,
+        "downtimes/results.html",
+        membership,
+        cycles=player_results.results_of(user=user, chronicle_id=membership.chronicle_id),
     )
-    overrides: dict[int, dict[tuple[str, str], OutcomeOverride]] = defaultdict(dict)
-    for override in OutcomeOverride.objects.filter(cycle_id__in={o.cycle_id for o in outcomes}):
-        overrides[override.cycle_id][(override.step, override.subject)] = override
-    submissions: dict[int, list[Submission]] = defaultdict(list)
-    for submission in (
-        Submission.objects.filter(cycle__chronicle_id=membership.chronicle_id, player=user)
-        .filter(cycle__status=CycleStatus.RELEASED)
-        .select_related("character", "cycle__game")
-        .order_by("character__name", "pk")
-    ):
-        submissions[submission.cycle_id].append(submission)
-    labels = dict(outcome_step_order())
-    by_cycle: dict[int, dict[str, Any]] = {}
-    for outcome in outcomes:
-        entry = by_cycle.setdefault(
-            outcome.cycle_id,
-            {"cycle": outcome.cycle, "lines": [], "submissions": submissions[outcome.cycle_id]},
-        )
-        entry["lines"].append(
-            {
-                "label": labels.get(outcome.step, outcome.step),
-                "character": outcome.character,
-                # The summary e-mail's own words (an XP override and its note included), so the
-                # page and the mail never disagree.
-                "text": pipeline.public_line(outcome, overrides[outcome.cycle_id]),
-            }
-        )
-    # A released cycle with a downtime but no outcome read still links to its desk results.
-    for cycle_id, subs in submissions.items():
-        if cycle_id not in by_cycle:
-            by_cycle[cycle_id] = {"cycle": subs[0].cycle, "lines": [], "submissions": subs}
-    cycles = sorted(by_cycle.values(), key=lambda e: e["cycle"].deadline_at, reverse=True)
-    return chronicle_page(request, "downtimes/results.html", membership, cycles=cycles)
 
 
 urlpatterns = [

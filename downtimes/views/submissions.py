@@ -8,10 +8,9 @@ answers 404 like an unknown one.
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import messages
@@ -23,6 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
 from characters.models import Approval, Character, InfluenceLoan, Status
@@ -30,7 +30,7 @@ from characters.services.purchases import purchase_quote
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, Membership
-from chronicle.services import chronicle_today
+from chronicle.services import current_downtime
 from chronicle.views import chronicle_page
 from havens import access as havens_access
 from havens.models import Structure
@@ -44,7 +44,8 @@ from ..forms.submissions import (
     TextsForm,
     VotesForm,
 )
-from ..models import DeskItem, Submission
+from ..models import DeskItem, ItemKind, Submission
+from ..rules import CATEGORIES as VOTE_CATEGORIES
 from ..services import submissions as services
 
 TEMPLATE = "downtimes/submission_page.html"
@@ -71,41 +72,37 @@ def _own_character(membership: Membership, character_id: int) -> Character:
         raise Http404("No such character.") from None
 
 
-def page_cycle(membership: Membership, now: dt.datetime) -> Cycle | None:
-    """The downtime of the latest game already played, open or not: after its deadline the
-    page still shows it, read-only (DT-01)."""
-    today = chronicle_today(membership.chronicle, now)
-    return (
-        Cycle.objects.filter(chronicle=membership.chronicle, game__date__lte=today)
-        .select_related("game", "chronicle")
-        .order_by("-game__date", "-game__number")
-        .first()
-    )
-
-
 def _submission(character: Character, cycle: Cycle) -> Submission | None:
     return (
         Submission.objects.filter(character=character, cycle=cycle)
         .select_related("cycle", "cycle__chronicle", "character")
+        # One query for its votes and their nominees: the ballot and its read-only view.
+        .prefetch_related(services.votes_prefetch())
         .first()
     )
 
 
 def _context(membership: Membership, character: Character) -> dict[str, Any]:
+    """The current downtime (`chronicle.services.current_downtime`, whatever its stage: a
+    closed one shows read-only and says why) and where it stands."""
     now = timezone.now()
-    cycle = page_cycle(membership, now)
+    cycle = current_downtime(membership.chronicle, now=now, open_only=False)
     if cycle is None:
-        raise Http404("No downtime yet: no game has been played.")
+        raise Http404(gettext("No downtime yet: no game has been played."))
     submission = _submission(character, cycle)
-    closed = services.deadline_passed(cycle, now)
+    state = services.downtime_state(cycle, now)
+    closed = state != services.DowntimeState.OPEN
+    remaining = 0 if closed else int((cycle.deadline_at - now).total_seconds())
     return {
         "now": now,
         "cycle": cycle,
         "character": character,
         "submission": submission,
+        "state": state.value,
         "closed": closed,
-        "remaining": cycle.deadline_at - now if not closed else None,
-        "remaining_seconds": int((cycle.deadline_at - now).total_seconds()) if not closed else 0,
+        "remaining_seconds": remaining,
+        "left_days": remaining // 86400,
+        "left_hours": remaining % 86400 // 3600,
     }
 
 
@@ -121,6 +118,14 @@ def _edit(
         character=character, cycle=context["cycle"], by=chronicle_access.acting_user(request.user)
     )
     return membership, character, submission
+
+
+def _by_kind(items: Iterable[DeskItem]) -> dict[str, list[DeskItem]]:
+    """A submission's items by section (influence, purchase, power), in their order."""
+    grouped: dict[str, list[DeskItem]] = {kind: [] for kind in ItemKind.values}
+    for item in items:
+        grouped[item.kind].append(item)
+    return grouped
 
 
 def _structures_for_player(membership: Membership) -> QuerySet[Structure]:
@@ -160,8 +165,7 @@ def _render(
     cycle: Cycle = context["cycle"]
     items: list[DeskItem] = []
     votes: dict[str, str] = {}
-    left: dict[str, int] = {}
-    loans_out: list[InfluenceLoan] = []
+    picks: dict[str, int] = {}
     if submission is not None:
         items = list(
             submission.items.select_related("target_structure", "lender", "purchase").order_by(
@@ -169,10 +173,8 @@ def _render(
             )
         )
         votes = services.vote_choices(submission)
-    left = services.influence_left(character=character, cycle=cycle)
-    loans_out = list(
-        InfluenceLoan.objects.filter(cycle=cycle, borrower=character).select_related("lender")
-    )
+        picks = services.vote_picks(submission)
+    cast = services.cast_for(cycle)
     key = secrets.token_urlsafe(16)
     forms: dict[str, Form] = {
         "texts_form": TextsForm(
@@ -190,7 +192,7 @@ def _render(
         "loan_form": LoanForm(),
         "purchase_form": DowntimePurchaseForm(character=character, membership=membership),
         "power_form": PowerForm(initial={"key": key}),
-        "votes_form": VotesForm(initial=votes),
+        "votes_form": VotesForm(initial=picks, cast=cast, voter_id=membership.user_id),
     }
     forms.update(bound)
     # Section 5 sits below sections 2-4 (whose forms cannot nest in the texts form) but saves
@@ -209,10 +211,16 @@ def _render(
         TEMPLATE,
         membership,
         status=status,
-        items=items,
-        influence_left=left,
-        loans_out=loans_out,
+        items_of=_by_kind(items),
+        influence_left=services.influence_left(character=character, cycle=cycle),
+        loans_out=list(
+            InfluenceLoan.objects.filter(cycle=cycle, borrower=character).select_related("lender")
+        ),
         loans_in=services.loans_to_confirm(character=character, cycle=cycle),
+        xp=services.xp_overview(character=character, chronicle=membership.chronicle),
+        cast=cast,
+        voter_attended=any(p.id == membership.user_id for p in cast.players),
+        votes=[(VotesForm.LABELS[c], votes[c]) for c in VOTE_CATEGORIES if c in votes],
         **context,
         **forms,
     )
@@ -282,7 +290,8 @@ def downtime_home(request: HttpRequest, slug: str) -> HttpResponse:
     characters = list(_own_characters(membership))
     if len(characters) == 1 and not chronicle_access.is_staff(membership):
         return _back(slug, characters[0])
-    cycle = page_cycle(membership, timezone.now())
+    now = timezone.now()
+    cycle = current_downtime(membership.chronicle, now=now, open_only=False)
     submissions: list[Submission] = []
     if chronicle_access.is_staff(membership) and cycle is not None:
         submissions = list(
@@ -296,6 +305,7 @@ def downtime_home(request: HttpRequest, slug: str) -> HttpResponse:
         membership,
         characters=characters,
         cycle=cycle,
+        state=services.downtime_state(cycle, now).value if cycle is not None else "",
         submissions=submissions,
     )
 
@@ -314,13 +324,18 @@ def submission_read(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     """A submission read-only: its player's or, for staff, anyone's (404 otherwise)."""
     membership = chronicle_access.membership_for(request.user, slug)
     submission = access.submission_for(membership, pk)
+    votes = services.vote_choices(submission)
     return chronicle_page(
         request,
         "downtimes/submission_read.html",
         membership,
         submission=submission,
-        items=list(submission.items.select_related("target_structure", "lender")),
-        votes=services.vote_choices(submission),
+        items_of=_by_kind(
+            submission.items.select_related("target_structure", "lender").order_by(
+                "created_at", "pk"
+            )
+        ),
+        votes=[(VotesForm.LABELS[c], votes[c]) for c in VOTE_CATEGORIES if c in votes],
     )
 
 
@@ -345,7 +360,7 @@ def downtime_save(request: HttpRequest, slug: str, character_id: int) -> HttpRes
             _show_errors(form, exc)
             error = " ".join(exc.messages)
     else:
-        error = "Could not save: reload the page."
+        error = gettext("Could not save: reload the page.")
     if request.htmx:  # type: ignore[attr-defined]
         # Always 200: htmx would drop a 4xx answer and the refusal would never reach
         # #save-status; the fragment itself says nothing was saved.
@@ -358,7 +373,7 @@ def downtime_save(request: HttpRequest, slug: str, character_id: int) -> HttpRes
         )
     if error:
         return _render(request, membership, character, status=400, texts_form=form)
-    messages.success(request, "Draft saved.")
+    messages.success(request, gettext("Draft saved."))
     return _back(slug, character, "texts")
 
 
@@ -382,7 +397,7 @@ def downtime_submit(request: HttpRequest, slug: str, character_id: int) -> HttpR
     except ValidationError as exc:
         _show_errors(form, exc)
         return _render(request, membership, character, status=400, texts_form=form)
-    messages.success(request, "Downtime submitted; a receipt is on its way by e-mail.")
+    messages.success(request, gettext("Downtime submitted; a receipt is on its way by e-mail."))
     return _back(slug, character)
 
 
@@ -421,7 +436,7 @@ def action_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespon
         form,
         form_name="action_form",
         anchor="influence",
-        done="Influence action added.",
+        done=gettext("Influence action added."),
         write=write,
     )
 
@@ -441,7 +456,7 @@ def item_withdraw(request: HttpRequest, slug: str, character_id: int, item_id: i
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Withdrawn.")
+        messages.success(request, gettext("Withdrawn."))
     return _back(slug, character)
 
 
@@ -458,7 +473,7 @@ def loan_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse
         LoanForm(request.POST),
         form_name="loan_form",
         anchor="influence",
-        done="Loan asked for; it counts once the lender confirms.",
+        done=gettext("Loan asked for; it counts once the lender confirms."),
         write=lambda f: services.loan_request(
             submission=submission, by=chronicle_access.acting_user(request.user), **f.cleaned_data
         ),
@@ -480,7 +495,7 @@ def loan_confirm(request: HttpRequest, slug: str, character_id: int, loan_id: in
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Loan confirmed.")
+        messages.success(request, gettext("Loan confirmed."))
     return _back(slug, character, "influence")
 
 
@@ -498,7 +513,7 @@ def purchase_add(request: HttpRequest, slug: str, character_id: int) -> HttpResp
         form,
         form_name="purchase_form",
         anchor="xp",
-        done="Purchase asked for; it waits for an ST's sign-off.",
+        done=gettext("Purchase asked for; it waits for a storyteller's sign-off."),
         write=lambda f: services.purchase_add(
             submission=submission,
             by=chronicle_access.acting_user(request.user),
@@ -541,7 +556,7 @@ def power_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespons
         PowerForm(request.POST),
         form_name="power_form",
         anchor="powers",
-        done="Special power added.",
+        done=gettext("Special power added."),
         write=lambda f: services.power_add(
             submission=submission, by=chronicle_access.acting_user(request.user), **f.cleaned_data
         ),
@@ -553,7 +568,9 @@ def power_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespons
 @refusals_shown
 def votes_save(request: HttpRequest, slug: str, character_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
-    form = VotesForm(request.POST)
+    form = VotesForm(
+        request.POST, cast=services.cast_for(submission.cycle), voter_id=membership.user_id
+    )
     return _section_post(
         request,
         slug,
@@ -562,8 +579,8 @@ def votes_save(request: HttpRequest, slug: str, character_id: int) -> HttpRespon
         form,
         form_name="votes_form",
         anchor="votes",
-        done="Votes saved.",
-        write=lambda f: services.votes_save(
+        done=gettext("Votes saved."),
+        write=lambda f: services.votes_cast(
             submission=submission, by=chronicle_access.acting_user(request.user), picks=form.picks()
         ),
     )

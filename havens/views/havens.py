@@ -315,9 +315,12 @@ def _detail(
     staff = chronicle_access.is_staff(membership)
     bound = bound or {}
     owners = selectors.current_owners([structure])[structure.pk]
-    mine = owners and {c.pk for c in owners} & set(
-        access.own_characters(membership).values_list("pk", flat=True)
+    own_ids: set[int] = (
+        set(access.own_characters(membership).values_list("pk", flat=True))
+        if owners or staff
+        else set()
     )
+    mine = owners and {c.pk for c in owners} & own_ids
     since = None if staff else _owned_since(membership, structure)
     contributions = Contribution.objects.select_related("character", "cycle__game")
     history = structure.ownerships.select_related("character").order_by("started_at", "pk")
@@ -350,14 +353,20 @@ def _detail(
         .prefetch_related(Prefetch("contributions", queryset=contributions))
         .order_by("-created_at", "-pk")
     )
+    actor = OwnerActionForm(membership=membership, structure=structure)
+    characters = list(actor.fields["character"].queryset)  # type: ignore[attr-defined]
+    if staff:
+        # A storyteller may act for any character, but this page gives them the storytellers'
+        # tools: the owners' forms ("Transfer … As <the owner>") are for the owners' players,
+        # unless a character of the storyteller's own is an owner.
+        characters = [c for c in characters if c.pk in own_ids]
+    owner_tools = bool(characters)
     contribute_forms = {
         p.pk: bound.get(f"contribute-{p.pk}")
         or ContributeForm(membership=membership, structure=structure, prefix=f"p{p.pk}")
         for p in projects
-        if p.status == ProjectStatus.OPEN
+        if p.status == ProjectStatus.OPEN and owner_tools
     }
-    actor = OwnerActionForm(membership=membership, structure=structure)
-    characters = list(actor.fields["character"].queryset)  # type: ignore[attr-defined]
     cycle = current_downtime(membership.chronicle)
     left = [(c, influence_left(character=c, cycle=cycle)) for c in characters] if cycle else []
     crypts: list[Structure] = []
@@ -394,6 +403,7 @@ def _detail(
         "transfer_form": hand_over,
         "will_form": will,
         "staff": staff,
+        "owner_tools": owner_tools,
         "error_of": {key: form for key, form in bound.items()},
     }
     if staff:

@@ -4,19 +4,30 @@ Celery worker (on Redis, in this process) runs the steps; she overrides a search
 note, releases through the confirmation that says what will happen, and the searcher's player
 reads his results, and finds the haven on his searches page.
 
+Issue 12: the preview is browsed by step (tabs with counts) and filtered by character, the
+override made in the filtered view returns to it, "Re-resolve" is disabled while the run is in
+flight, and the release asks for a confirmation of each group of unfinished work (an at-game
+request still New on the desk, an XP purchase still waiting), refusing beside the checkbox left
+unticked. Screenshots at 1280 and 390 px go to var/screenshots/ (not committed), and the
+resolution and release pages fit a 390 px phone.
+
 The month, built with the services before the browser opens (the world's first game, Saturday
 9 March 2024 in New York; the downtime is due on Tuesday 19 March at 23:59, DT-01):
 - Alice's Marguerite owns The Glasshouse and submitted her downtime; Bob's Victor did not, and
   searched for Marguerite's havens with 10 Business. Both attended and signed the waiver.
 - HAV-25: Marguerite's hiding points are (mental 5 + influences 3) x 2 = 16; HAV-25b: 10 is
   not more than 16, so the search finds nothing. The storyteller rules it found.
+- Unfinished: Victor's request to leave the city, recorded at the game and still New on the
+  desk, and Marguerite's Social +1, still waiting for sign-off (the preview says so in its XP
+  purchases step; the release does not charge it).
 - Three NPCs beside the two PCs, so that with one subject per task every step has several
   chunks (DT-10 order, by hand): lock 1 (whole), no-downtime 5 (characters), havens 1 (whole),
   torpor holds 5, diablerie 5, XP purchases 5 (characters), awards 4 and notifications 4 (the
   chronicle's four members): 30 chunks.
 - The preview (by hand): lock 1; no-downtime 2 (Victor's cash-in and Bob's base XP, DT-03);
-  searches 2 (the Glasshouse tested, the search resolved); awards 1 (Alice's base XP for a
-  submitted downtime); notifications 2 (one summary per player who reads a result): 8.
+  searches 2 (the Glasshouse tested, the search resolved); XP purchases 1 (Marguerite's, waiting);
+  awards 1 (Alice's base XP for a submitted downtime); notifications 2 (one summary per player
+  who reads a result): 9.
 - The release: 2 XP entries of 2.5 (DT-03, both eligible under DT-04) = 5.0 XP to 2 players.
 
 To see the bar move rather than race the worker, the worker gets the pipeline's test hook
@@ -31,6 +42,7 @@ Waiting for the worker's e-mails is the one wait on the wall clock, polled with 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 import zoneinfo
 from collections.abc import Callable, Iterator
@@ -42,16 +54,25 @@ import pytest
 import time_machine
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
+from django.conf import settings
 from django.core import mail
 from django.db import connections
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from characters.models import Character, XpEntry
+from characters.models import Character, PurchaseStatus, XpEntry, XpPurchase
 from chronicle import services as chronicle_services
 from chronicle.celery import app
 from chronicle.models import CycleStatus
-from downtimes.models import ChunkStatus, OutcomeOverride, ResolutionRun, RunStatus, StepChunk
-from downtimes.services import submissions
+from downtimes.models import (
+    ActionKind,
+    ChunkStatus,
+    Outcome,
+    OutcomeOverride,
+    ResolutionRun,
+    RunStatus,
+    StepChunk,
+)
+from downtimes.services import desk, submissions
 from havens.models import Find, Structure
 from havens.services import searches
 from tests.browser.conftest import TIMEOUT_MS, log_in
@@ -90,6 +111,31 @@ TOTAL = sum(CHUNKS.values())  # 30
 BEFORE_AWARDS = TOTAL - CHUNKS["awards"] - CHUNKS["notifications"]  # 22
 # Waits on the real worker: a resolution, or PostgreSQL coming back after another test's fault.
 WORKER_MS = 60_000
+SHOTS = Path(os.environ.get("CHRONICLE_SCREENSHOTS", Path(settings.VAR_DIR) / "screenshots"))
+
+
+def shoot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"pipeline-{name}.png"), full_page=True)
+
+
+def fits_a_phone(page: Page, name: str) -> None:
+    """The page the storyteller is on, in the same session at 390 px: shot, and nothing wider
+    than the screen."""
+    assert page.context.browser is not None
+    phone = page.context.browser.new_context(
+        viewport={"width": 390, "height": 844},
+        locale="en-US",
+        storage_state=page.context.storage_state(),
+    )
+    try:
+        phone_page = phone.new_page()
+        phone_page.goto(page.url)
+        width = phone_page.evaluate("document.documentElement.scrollWidth")
+        shoot(phone_page, f"{name}-390")
+    finally:
+        phone.close()
+    assert width <= 390, f"{name} is {width}px wide on a 390px phone"
 
 
 @pytest.fixture
@@ -213,6 +259,27 @@ def build_month(world: World, make_character: Callable[..., Any], make_haven: An
         by=bob,
         key="victor-looks-for-marguerite",
     )
+    # Unfinished at the release (issue 12): a request made at the game, still New on the desk,
+    # and a purchase still waiting for sign-off.
+    desk.at_game_request_record(
+        cycle=world.game.cycle,
+        character=victor,
+        by=st,
+        action=ActionKind.LEAVE_CITY,
+        description="Victor asks to leave for Providence after the game.",
+        requested_at=NOW - dt.timedelta(days=6),
+        key="victor-leaves",
+    )
+    XpPurchase.objects.create(
+        character=marguerite,
+        kind="trait",
+        target="social",
+        cost=Decimal(1),
+        cycle=world.game.cycle,
+        status=PurchaseStatus.REQUESTED,
+        requested_by=alice,
+        requested_at=NOW,
+    )
     return haven
 
 
@@ -243,7 +310,7 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(status).to_have_text("Open")
     expect(st.get_by_role("button", name="Resolve")).to_have_count(0)
     st.get_by_role("button", name="Close this downtime now").click()
-    expect(st.get_by_role("status")).to_have_text(
+    expect(st.get_by_role("status")).to_contain_text(
         "The cycle is closed; submissions are locked (DT-10)."
     )
     expect(status).to_have_text("Closed")
@@ -268,8 +335,12 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(step_row("lock")).to_have_text("1 / 1")
     expect(step_row("no_downtime")).to_have_text("0 / 5")
     expect(step_row("awards")).to_have_text("0 / 4")
-    # The release waits for a finished preview.
+    # The release waits for a finished preview, and resolving again for this run to end.
     expect(st.get_by_role("link", name="Release the results…")).to_have_count(0)
+    expect(st.get_by_role("button", name="Re-resolve")).to_be_disabled()
+    expect(st.locator("#resolve-why")).to_contain_text(
+        "You can resolve again once the running resolution has finished or failed"
+    )
     st.evaluate("window.sameDocument = true")
 
     holds["no_downtime"].unlink()
@@ -293,13 +364,39 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     assert st.evaluate("window.sameDocument") is None, "the page did not reload when done"
     expect(st.locator("#progress[hx-get]")).to_have_count(0)  # polling stopped
     expect(status).to_have_text("Resolved (preview)")
-    expect(st.get_by_role("heading", name="Preview: 8 outcomes")).to_be_visible()
+    expect(st.get_by_role("button", name="Re-resolve")).to_be_enabled()
+    expect(st.get_by_role("heading", name="Preview: 9 outcomes")).to_be_visible()
     expect(outcome(st, "Submissions locked").locator(".explanation")).to_contain_text(
         "1 downtime(s) submitted before the deadline count; 0 draft(s)"
     )
 
-    # --- 3. Override the search: not found → found, with a note. ------------------------------
+    # --- 3. Browse: a tab per step with its count, a filter by character. -------------------
+    steps = st.get_by_role("navigation", name="Steps")
+    expect(steps.get_by_role("link", name="All steps")).to_have_attribute("aria-current", "page")
+    expect(steps.locator("[data-step='searches'] .count")).to_have_text("2")
+    expect(steps.locator("[data-step='xp_purchases'] .count")).to_have_text("1")
+    expect(steps.locator("[data-step='awards'] .count")).to_have_text("1")
+    steps.locator("[data-step='searches']").click()
+    expect(st.locator("article.outcome")).to_have_count(2)
+    expect(
+        st.get_by_role("navigation", name="Steps").locator("[aria-current='page']")
+    ).to_contain_text("Searches (HAV-25b)")
+    st.get_by_role("navigation", name="Steps").get_by_role("link", name="All steps").click()
+    st.get_by_label("Player or character").fill("victor")
+    st.get_by_role("button", name="Filter").click()
+    victors = Outcome.objects.filter(cycle=cycle, character__name__icontains="victor").count()
+    assert victors >= 3  # his cash-in and his search's two lines, at least
+    expect(
+        st.get_by_role("heading", name=f"Preview: {victors} outcomes (filtered)")
+    ).to_be_visible()
+    expect(st.locator("article.outcome")).to_have_count(victors)
     title = f"Search for {ALICE_PC}: {HAVEN} not found"
+    expect(outcome(st, title)).to_have_count(1)
+    expect(outcome(st, f"{ALICE_PC}: base XP, submitted downtime (DT-03)")).to_have_count(0)
+    shoot(st, "resolution-filtered-1280")
+    fits_a_phone(st, "resolution-filtered")
+
+    # --- 4. Override the search: not found → found, with a note. ------------------------------
     search = outcome(st, title)
     expect(search.locator(".explanation")).to_contain_text(
         f"{BOB_PC} ({SEARCH_SPEND} business) searched for {ALICE_PC}'s havens"
@@ -317,7 +414,8 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(search.get_by_label("Why (kept with the change)")).to_have_value(NOTE)
     search.get_by_label("Yes: the search finds its target").check()
     search.get_by_role("button", name="Save the override").click()
-    expect(st.get_by_role("status")).to_have_text(f"Override saved: {title}.")
+    expect(st.get_by_role("status")).to_contain_text(f"Override saved: {title}.")
+    assert "who=victor" in st.url  # back where the storyteller was
     search = outcome(st, title)
     override = search.locator(".override")
     expect(override).to_contain_text("Overridden by storyteller on")
@@ -325,7 +423,7 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(search.get_by_role("button", name="Remove the override")).to_be_visible()
     assert OutcomeOverride.objects.get(cycle=cycle).found is True
 
-    # --- 4. Release, through the confirmation. -------------------------------------------------
+    # --- 5. Release, through the confirmation of what is unfinished. --------------------------
     st.get_by_role("link", name="Release the results…").click()
     expect(
         st.get_by_role("heading", name="Release the results of the downtime after game 1")
@@ -339,17 +437,48 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(plan.nth(2)).to_have_text(
         "1 storyteller override is applied in place of what was computed."
     )
-    expect(plan.nth(4)).to_contain_text("The preview's 8 outcomes become final")
+    expect(plan.nth(4)).to_contain_text("The preview's 9 outcomes become final")
     expect(plan.nth(4)).to_contain_text("each of the 2 players gets one summary e-mail")
     expect(st.locator("#release-plan")).to_contain_text("This cannot be undone.")
+    unfinished = st.locator("#release-unfinished")
+    expect(unfinished.locator("#unfinished-desk")).to_contain_text(
+        f"{BOB_PC}: Leave the city (INF-04)"
+    )
+    expect(unfinished.locator("#unfinished-purchases")).to_contain_text(
+        f"{ALICE_PC}: Trait social +1 for 1.0 XP"
+    )
     assert not XpEntry.objects.filter(cycle=cycle).exists()  # nothing applied yet
+    # Only the purchases ticked: refused, the error beside the desk's box, the tick kept.
+    desk_box = st.get_by_label("I know 1 influence desk item is unfinished and release anyway.")
+    purchases_box = st.get_by_label(
+        "I know 1 XP purchase is still waiting for sign-off and release anyway: it is not "
+        "charged by this release."
+    )
+    purchases_box.check()
+    st.get_by_role("button", name="Release now").click()
+    desk_field = st.locator(".field", has=st.locator("#id_confirm_desk"))
+    expect(desk_field.get_by_role("alert")).to_have_text(
+        "Tick this to release with desk items unfinished, or finish them."
+    )
+    expect(purchases_box).to_be_checked()
+    expect(desk_box).not_to_be_checked()
+    assert not XpEntry.objects.filter(cycle=cycle).exists()
+    shoot(st, "release-confirm-1280")
+    fits_a_phone(st, "release-confirm")
+    desk_box.check()
     st.get_by_role("button", name="Release now").click()
     expect(st.get_by_role("status")).to_contain_text("Released: the XP is in the ledger")
     expect(status).to_have_text("Released")
     expect(st.get_by_role("button", name="Resolve")).to_have_count(0)
     expect(st.get_by_text("Save the override")).to_have_count(0)
+    expect(st.locator("#released-note")).to_contain_text("Released on")
+    # The XP report opens with what the plan announced: 2 entries, 5.0 XP.
+    st.get_by_role("link", name="XP report").click()
+    expect(st.locator("#xp-release .subtotal")).to_have_text("2 entries, 5.0 XP, 2 players.")
+    shoot(st, "xp-report-1280")
+    fits_a_phone(st, "xp-report")
 
-    # --- 5. Bob reads his results, and finds the haven on his searches page. ------------------
+    # --- 6. Bob reads his results, and finds the haven on his searches page. ------------------
     bob = as_user(browser, live_server.url, "player_bob")
     nav(bob, "Results")
     expect(bob.get_by_role("heading", name="Your downtime results")).to_be_visible()
@@ -358,7 +487,7 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(results).to_contain_text("No downtime was submitted: Herd 2 cashed in")
     expect(results).to_contain_text(
         f"The search for {ALICE_PC}'s havens is resolved: the places it found, if any, are "
-        "listed on your searches page (HAV-25b)."
+        "listed on your searches page"
     )
     # HAV-04, HAV-25b: the searcher never reads the numbers nor the STs' note.
     expect(results).not_to_contain_text("hiding points")

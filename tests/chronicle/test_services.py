@@ -216,7 +216,8 @@ def test_house_rules_update_refuses_bad_values(world: World) -> None:
 
 def test_current_downtime_is_the_open_cycle_of_the_latest_game_played(world: World) -> None:
     """DT-01: a game scheduled ahead already has its cycle, but players do not act in it
-    before that game; a closed cycle is nobody's downtime."""
+    before that game; a closed cycle is nobody's downtime, and once game 2 is played game 1's
+    downtime never comes back, even when game 2's was closed first (issue 12)."""
     first = world.game  # 2024-03-09 in New York
     second = services.game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 6))
     new_york = zoneinfo.ZoneInfo("America/New_York")
@@ -226,4 +227,8 @@ def test_current_downtime_is_the_open_cycle_of_the_latest_game_played(world: Wor
     game_day = dt.datetime(2024, 4, 6, 12, 0, tzinfo=new_york)
     assert services.current_downtime(world.chronicle.pk, now=game_day) == second.cycle
     services.cycle_close(cycle=second.cycle, by=world.users["storyteller"], now=game_day)
-    assert services.current_downtime(world.chronicle, now=game_day) == first.cycle
+    assert services.current_downtime(world.chronicle, now=game_day) is None
+    # The pages still show game 2's downtime, closed.
+    shown = services.current_downtime(world.chronicle, now=game_day, open_only=False)
+    assert shown == second.cycle and first.cycle.status == "open"
+    assert services.current_downtime(world.chronicle, now=eve, open_only=False) == first.cycle

@@ -18,6 +18,19 @@ pytestmark = pytest.mark.django_db
 BASE = "/api/chronicles/nightfall/submissions/"
 
 
+def _sign_in(world: Any) -> None:
+    """Alice and Bob on game 1's sign-in sheet: votes pick among who attended (DT-06)."""
+    chronicle_services.attendance_record(
+        game=world.game,
+        lines=[
+            chronicle_services.SignIn(world.users[p].pk, attended=True, waiver_signed=True)
+            for p in ("player_alice", "player_bob")
+        ],
+        by=world.users["storyteller"],
+        now=DURING,
+    )
+
+
 def _start(world: Any, persona: str, character: Character) -> dict[str, Any]:
     response = world.client(persona).post(
         BASE, {"character": character.pk}, content_type="application/json"
@@ -40,23 +53,29 @@ def test_player_flow(world: Any, lucien: Character, marguerite: Character, durin
         content_type="application/json",
     )
     assert r.status_code == 201 and "st_notes" not in r.json()
+    _sign_in(world)
     r = client.post(
-        f"{url}votes/", {"picks": {"feared": "Marguerite"}}, content_type="application/json"
+        f"{url}votes/", {"picks": {"feared": marguerite.pk}}, content_type="application/json"
     )
     assert r.json()["votes"] == {"feared": "Marguerite"}
     r = client.post(f"{url}submit/", content_type="application/json")
     assert r.json()["status"] == SubmissionStatus.SUBMITTED
 
 
-def test_refusal_has_the_rule_and_one_shape(world: Any, lucien: Character, during: None) -> None:
+def test_refusal_is_plain_and_has_one_shape(world: Any, lucien: Character, during: None) -> None:
     sub = _start(world, "player_alice", lucien)
+    _sign_in(world)
     r = world.client("player_alice").post(
         f"{BASE}{sub['id']}/votes/",
-        {"picks": {"costume": "player_alice"}},
+        {"picks": {"costume": world.users["player_alice"].pk}},
         content_type="application/json",
     )
     assert r.status_code == 400
-    assert "DT-06" in str(r.json())
+    error = r.json()["error"]
+    assert error["code"] == "invalid"
+    assert error["fields"]["costume"] == [
+        "You may not vote for yourself or for a character you play."
+    ]
 
 
 def test_bob_never_sees_alices_submission(

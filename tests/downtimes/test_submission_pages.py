@@ -9,10 +9,11 @@ import time_machine
 from django.urls import reverse
 
 from characters.models import Character
-from downtimes.models import DeskItem, Submission, SubmissionStatus
+from chronicle import services as chronicle_services
+from downtimes.models import DeskItem, Submission, SubmissionStatus, Vote
 from downtimes.services import submissions as services
 
-from .conftest import AT_DEADLINE
+from .conftest import AT_DEADLINE, DURING
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,7 @@ def test_the_six_sections(world: Any, lucien: Character, during: None) -> None:
         "6. Voting",
     ):
         assert heading in page
-    assert "America/New_York" in page and "Tuesday 19 March 2024, 23:59" in page
+    assert "Tue 19 Mar 2024, 23:59 EDT" in page  # the deadline, in the chronicle's zone
 
 
 @pytest.mark.parametrize("persona", ["player_bob", "storyteller", "outsider"])
@@ -102,11 +103,11 @@ def test_after_the_deadline_read_only(world: Any, draft: Submission, lucien: Cha
     client = world.client("player_alice")
     with time_machine.travel(AT_DEADLINE, tick=False):
         page = client.get(_url("downtime_character", lucien)).content.decode()
-        assert "read-only" in page and "Submit downtime" not in page
+        assert "can no longer be changed" in page and "Submit downtime" not in page
         response = client.post(
             _url("downtime_save", lucien), {"notes": "late", "version": 1}, follow=True
         )
-    assert "DT-01" in response.content.decode()
+    assert "The deadline (Tue 19 Mar 2024, 23:59 EDT) has passed" in response.content.decode()
     draft.refresh_from_db()
     assert draft.notes == ""
 
@@ -122,10 +123,20 @@ def test_power_on_another_refused_beside_the_field(
 
 
 def test_self_vote_refused_on_the_page(world: Any, lucien: Character, during: None) -> None:
-    response = world.client("player_alice").post(
-        _url("downtime_votes_save", lucien), {"costume": "player_alice"}
+    """Alice is not offered to herself; a forged POST naming her is refused, nothing saved."""
+    alice = world.users["player_alice"]
+    chronicle_services.attendance_record(
+        game=world.game,
+        lines=[chronicle_services.SignIn(alice.pk, attended=True, waiver_signed=True)],
+        by=world.users["storyteller"],
+        now=DURING,
     )
-    assert response.status_code == 400 and "DT-06" in response.content.decode()
+    page = world.client("player_alice").get(_url("downtime_character", lucien)).content.decode()
+    assert f'<option value="{alice.pk}"' not in page
+    response = world.client("player_alice").post(
+        _url("downtime_votes_save", lucien), {"costume": str(alice.pk)}
+    )
+    assert response.status_code == 400 and not Vote.objects.exists()
 
 
 # --- Review fixes (issue 5) --------------------------------------------------------------------
@@ -143,7 +154,7 @@ def test_autosave_after_the_deadline_tells_the_player(
         )
     body = response.content.decode()
     assert response.status_code == 200 and 'id="save-status"' in body
-    assert "deadline" in body and "DT-01" in body and 'class="error"' in body
+    assert "deadline" in body and "has passed" in body and 'class="error"' in body
     draft.refresh_from_db()
     assert draft.notes == ""
 
@@ -167,11 +178,12 @@ def test_a_found_haven_is_no_building_site_on_the_page(
     assert "open building project" not in page and not DeskItem.objects.exists()
 
 
-# session, user, membership, character, cycle, submission, its items (with structure, lender,
-# purchase), its votes (with nominees), spends, loans counted, loans asked, own havens, found
-# havens, loans to confirm, the haven and lender choices, the nav's memberships: the same for 1
-# and 20 items.
-PAGE_QUERIES = 17
+# session, user, membership, character, cycle, submission, its votes (with nominees, one
+# prefetch), its items (with structure, lender, purchase), the game's cast (players who
+# attended, their characters), spends, loans counted, loans asked, own havens, found havens,
+# loans to confirm, the player's XP balance, the purchases waiting, the haven and lender
+# choices, the nav's memberships: the same for 1 and 20 items.
+PAGE_QUERIES = 21
 
 
 def test_the_page_has_no_per_item_query(

@@ -60,7 +60,7 @@ def test_at_23_59_everything_is_refused_and_nothing_written(world: Any, lucien: 
             ),
             lambda: services.votes_save(submission=sub, by=alice, picks={"costume": "player_bob"}),
         ):
-            with pytest.raises(ValidationError, match=r"DT-01"):
+            with pytest.raises(ValidationError, match=r"The deadline .* has passed"):
                 call()
     sub.refresh_from_db()
     assert (sub.notes, sub.status, sub.version) == ("", SubmissionStatus.DRAFT, 1)
@@ -70,7 +70,7 @@ def test_at_23_59_everything_is_refused_and_nothing_written(world: Any, lucien: 
 def test_no_new_draft_after_the_deadline(world: Any, lucien: Character) -> None:
     with (
         time_machine.travel(AT_DEADLINE, tick=False),
-        pytest.raises(ValidationError, match=r"deadline .*2024.*America/New_York.*DT-01"),
+        pytest.raises(ValidationError, match=r"deadline \(Tue 19 Mar 2024, 23:59 EDT\) has passed"),
     ):
         services.submission_for_edit(
             character=lucien, cycle=world.game.cycle, by=world.users["player_alice"]
@@ -298,7 +298,7 @@ def test_self_votes_refused(world: Any, draft: Submission, category: str, name: 
         services.votes_save(
             submission=draft, by=world.users["player_alice"], picks={category: name}
         )
-    assert "DT-06" in exc.value.message_dict[category][0]
+    assert "yourself" in exc.value.message_dict[category][0]
     assert not Vote.objects.exists()
 
 

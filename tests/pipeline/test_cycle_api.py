@@ -226,6 +226,10 @@ def test_release_plan_release_and_release_again(month: Month) -> None:
         "haven_outcomes": 0,
         "overrides": 0,
         "outcomes": 6,
+        # Nothing unfinished, nothing in the ledger outside the release (issue 12).
+        "unfinished": [],
+        "blocked": False,
+        "outside_release": [],
     }
     pipeline.outcome_override(
         outcome=base_of(month, "player_bob"), by=month.world.users["admin"], note="n", xp=Decimal(3)

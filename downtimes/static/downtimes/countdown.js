@@ -1,0 +1,19 @@
+// The downtime page's countdown to the deadline (DT-01). Counted from the server's clock (the
+// seconds left when the page was drawn), not the browser's, which may be wrong.
+(function () {
+  "use strict";
+  var el = document.getElementById("countdown");
+  if (!el) {
+    return;
+  }
+  var end = Date.now() + Number(el.dataset.remaining) * 1000;
+  function tick() {
+    var s = Math.max(0, Math.floor((end - Date.now()) / 1000));
+    var d = Math.floor(s / 86400);
+    var h = Math.floor((s % 86400) / 3600);
+    var m = Math.floor((s % 3600) / 60);
+    el.textContent = s ? "(" + d + " d " + h + " h " + m + " min left)" : el.dataset.over;
+  }
+  tick();
+  setInterval(tick, 30000);
+})();
