@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .. import rules
 from ..models import (
@@ -27,6 +28,7 @@ from ..models import (
     Membership,
     Role,
 )
+from ..moments import day_text, moment_text
 
 MAX_GAME_NUMBER = 100_000
 
@@ -84,6 +86,20 @@ def current_downtime(
     if open_only and cycle.closed_at is not None and cycle.closed_at <= now:
         return None
     return cycle
+
+
+def game_created_text(game: Game, now: dt.datetime) -> str:
+    """What a storyteller is told on creating a game: a game scheduled ahead has its cycle, but
+    its downtime begins only on game day (DT-01), so nothing announces it open before then."""
+    if game.date > chronicle_today(game.chronicle, now):
+        return gettext("Game %(number)s created for %(day)s; its downtime opens on game day.") % {
+            "number": game.number,
+            "day": day_text(game.date),
+        }
+    return gettext("Game %(number)s created; its downtime is open until %(deadline)s.") % {
+        "number": game.number,
+        "deadline": moment_text(game.cycle.deadline_at, game.chronicle),
+    }
 
 
 @transaction.atomic

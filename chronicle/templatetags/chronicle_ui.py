@@ -8,6 +8,7 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.functional import Promise
 from django.utils.html import format_html
@@ -108,3 +109,12 @@ def site_nav(context: template.Context) -> dict[str, Any]:
             links.append({"text": text, "url": reverse(url_name, args=[slug]), "current": here})
         drawn.append({"label": label, "links": links, "menu": menu})
     return {"groups": drawn}
+
+
+@register.inclusion_tag("components/cycle_badge.html")
+def cycle_badge(cycle: Any) -> dict[str, Any]:
+    """A cycle's stage as a badge. A scheduled game's cycle exists from the day the game is
+    created, but its downtime has not begun: it reads "Not started", never "Open" (DT-01).
+    Today is the chronicle's (chronicle pages render in its zone), so no query is needed."""
+    not_started = cycle.status == "open" and cycle.game.date > timezone.localdate()
+    return {"cycle": cycle, "not_started": not_started}

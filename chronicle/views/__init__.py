@@ -87,7 +87,7 @@ def game_create(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, f"Game {game.number} created; its downtime cycle is open.")
+            messages.success(request, services.game_created_text(game, timezone.now()))
             return redirect("game_detail", slug=slug, number=game.number)
     status = 400 if request.method == "POST" else 200
     return chronicle_page(request, "chronicle/game_form.html", membership, form=form, status=status)

@@ -7,6 +7,7 @@ import datetime as dt
 import zoneinfo
 
 import pytest
+import time_machine
 from django.template import Context, Template
 from django.utils import timezone
 
@@ -135,3 +136,58 @@ def test_every_page_has_the_favicon_and_a_skip_link(world: World) -> None:
     body = world.client("player_alice").get(f"/c/{world.chronicle.slug}/").content.decode()
     assert 'rel="icon"' in body and "favicon.svg" in body
     assert 'href="#main"' in body and 'id="main"' in body
+
+
+def test_a_toast_reads_as_its_message_alone(world: World) -> None:
+    """The dismiss button has a name for screen readers but no text in the message."""
+    client = world.client("storyteller")
+    response = client.post(
+        f"/c/{world.chronicle.slug}/games/new/", {"date": "2030-05-04"}, follow=True
+    )
+    body = response.content.decode()
+    toast = body.split('class="toast success"', 1)[1].split("</li>", 1)[0]
+    assert 'aria-label="Dismiss"></button>' in toast
+
+
+@pytest.mark.parametrize(
+    ("game_day", "says", "never"),
+    [
+        # A game scheduled ahead: its cycle exists, its downtime has not begun (DT-01).
+        (
+            "2030-05-04",
+            "Game 2 created for Sat 4 May 2030; its downtime opens on game day.",
+            "is open",
+        ),
+        # A game already played (entered afterwards): its downtime is open until its deadline.
+        (
+            "2024-03-16",
+            "Game 2 created; its downtime is open until Tue 26 Mar 2024, 23:59 EDT.",
+            "opens on",
+        ),
+    ],
+)
+def test_creating_a_game_says_truly_whether_its_downtime_is_open(
+    world: World, game_day: str, says: str, never: str
+) -> None:
+
+    with time_machine.travel(dt.datetime(2024, 3, 20, 12, tzinfo=NEW_YORK), tick=False):
+        response = world.client("storyteller").post(
+            f"/c/{world.chronicle.slug}/games/new/", {"date": game_day}, follow=True
+        )
+    body = response.content.decode()
+    assert says in body
+    toast = body.split('class="toast success"', 1)[1].split("</li>", 1)[0]
+    assert never not in toast
+
+
+def test_a_scheduled_games_cycle_reads_not_started_not_open(world: World) -> None:
+
+    client = world.client("storyteller")
+    with time_machine.travel(dt.datetime(2024, 3, 20, 12, tzinfo=NEW_YORK), tick=False):
+        client.post(f"/c/{world.chronicle.slug}/games/new/", {"date": "2030-05-04"})
+        body = client.get(f"/c/{world.chronicle.slug}/games/").content.decode()
+    rows = {row.split("</td>", 1)[0]: row for row in body.split("<tr")[1:]}
+    future = next(row for row in rows.values() if "2030" in row)
+    past = next(row for row in rows.values() if "2024" in row and "Mar" in row)
+    assert "Not started" in future and ">Open<" not in future
+    assert "Not started" not in past
