@@ -32,6 +32,7 @@ from havens.models import AlarmFiring, Attribute, Find, Structure, StructureStat
 from havens.services.resolution import havens_resolve
 from havens.services.searches import search_results_release
 from tests.browser.conftest import TIMEOUT_MS, log_in
+from tests.browser.conftest import nav as bar_nav
 from tests.conftest import World
 
 pytestmark = pytest.mark.browser
@@ -69,7 +70,14 @@ def as_user(browser: Browser, live_server_url: str, username: str) -> Page:
 
 
 def nav(page: Page, name: str) -> None:
-    page.get_by_role("navigation", name="Chronicle").get_by_role("link", name=name).click()
+    """A player's havens and searches are under My characters (the bar keeps to four links)."""
+    if name in ("Havens", "Searches"):
+        staff = page.get_by_role("link", name="Havens and searches").count() > 0
+        bar_nav(page, "Havens and searches" if staff else "My characters")
+        if not (staff and name == "Havens"):
+            page.get_by_role("main").get_by_role("link", name=name, exact=True).click()
+    else:
+        bar_nav(page, name)
 
 
 def her_haven(alice: Page) -> None:
