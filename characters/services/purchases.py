@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Chronicle, Cycle, Membership
+from chronicle.moments import moment_text
 from chronicle.rules import HouseRules, settings_for
 from chronicle.services import current_downtime
 
@@ -669,7 +670,7 @@ def _locked_purchase(purchase: XpPurchase) -> XpPurchase:
 def _already_decided(purchase: XpPurchase) -> ValidationError:
     who = purchase.decided_by.get_username() if purchase.decided_by else "someone"
     when = (
-        purchase.decided_at.astimezone(purchase.character.chronicle.tz).strftime("%Y-%m-%d %H:%M")
+        moment_text(purchase.decided_at, purchase.character.chronicle)
         if purchase.decided_at
         else "an earlier moment"
     )

@@ -244,3 +244,15 @@ def test_sheet_api_query_count_does_not_grow(
         response = client.get(f"/api/chronicles/nightfall/sheets/{alice.pk}/")
     assert response.status_code == 200
     assert len(response.json()["items"]) == size
+
+
+def test_no_template_comment_leaks_onto_the_sheet(world: Any, make_character: Any) -> None:
+    """A multi-line {# … #} is not a comment in Django templates: it would print as text."""
+    character = make_character("Comment Check", player="player_alice")
+    for persona in ("player_alice", "storyteller"):
+        body = (
+            world.client(persona)
+            .get(f"/c/{world.chronicle.slug}/characters/{character.pk}/")
+            .content.decode()
+        )
+        assert "{#" not in body and "#}" not in body
