@@ -27,7 +27,8 @@ def params(route: str) -> list[str]:
 def fill(route: str, values: dict[str, str]) -> str | None:
     """Turn a route ("c/<slug:slug>/havens/<int:pk>/" or a DRF regex) into a path, or None
     when a parameter has no value (or the route is a format-suffix variant)."""
-    path = route.lstrip("^").rstrip("$")
+    # A DRF route nested under a prefix has its anchors mid-string ("api/^chronicles/…$").
+    path = route.replace("^", "").replace("$", "")
     path = re.sub(r"\\\.\(\?P<format>[^)]*\)/?", "", path)
     if "format" in path:
         return None
@@ -35,8 +36,9 @@ def fill(route: str, values: dict[str, str]) -> str | None:
     def converter(match: re.Match[str]) -> str:
         return values.get(match.group(1), "\0")
 
-    path = re.sub(r"<(?:\w+:)?(\w+)>", converter, path)
+    # Regex groups first: "(?P<slug>[-\w]+)" holds a "<slug>" the converter rule would eat.
     path = re.sub(r"\(\?P<(\w+)>[^)]*\)", converter, path)
+    path = re.sub(r"<(?:\w+:)?(\w+)>", converter, path)
     if "\0" in path or "(" in path or "\\" in path:
         return None
     return "/" + path
