@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.conftest import TIMEOUT_MS, log_in
+from tests.browser.conftest import TIMEOUT_MS, log_in, nav
 from tests.browser.test_people_journey import shoot
 from tests.characters.test_grapevine_services import DATA
 from tests.conftest import World
@@ -28,7 +28,8 @@ def test_import_preview_fits_the_screen(
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     log_in(page, "storyteller")
-    page.get_by_role("navigation", name="Chronicle").get_by_role("link", name="Import").click()
+    nav(page, "Characters")
+    page.get_by_role("main").get_by_role("link", name="Import from Grapevine").click()
     page.locator("input[type=file]").set_input_files(
         str(DATA / "chronicle_camarilla_five_xml_many_settings.gex")
     )
