@@ -21,14 +21,14 @@ from chronicle.access import MAX_ID
 from chronicle.api import _InChronicle
 from chronicle.models import Game
 
-from .. import access, selectors
+from .. import access, rules, selectors
 from ..models import Attribute, Project, ProjectStatus, Structure
 from ..services import ownership as services
 
 # Plain strings with the values in help texts, not enums: "kind" and "status" name other
 # choice sets elsewhere in the API, and the services check every value anyway.
 KINDS_HELP = "outer or crypt (HAV-01)."
-ATTRIBUTE_HELP = "One of: " + ", ".join(services.rules.ATTRIBUTE_KINDS) + " (HAV-10..22)."
+ATTRIBUTE_HELP = "One of: " + ", ".join(rules.ATTRIBUTE_KINDS) + " (HAV-10..22)."
 UNKNOWN_CHARACTER = "No character you may act for has that id."
 
 # --- Serializers -------------------------------------------------------------------------------
