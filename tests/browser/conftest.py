@@ -96,6 +96,9 @@ def fill_toreador(page: Page, name: str, questionnaire: str) -> None:
 def nav(page: Page, name: str) -> None:
     """Follow a link of the top bar as a user would: open the phone's menu when the bar is
     folded, and the Admin menu when the link is in it."""
+    # Until the stylesheet has loaded, the phone's menu button shows at any width; deciding
+    # before then clicks a button that the stylesheet hides a moment later.
+    page.wait_for_load_state("load")
     bar = page.locator("[data-topbar]")
     toggle = bar.locator("[data-menu-toggle]")
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
