@@ -288,3 +288,18 @@ class MembershipEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.kind} in {self.chronicle} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Profile(models.Model):
+    """A person's own choices that are not Django's: the language of their pages and e-mails
+    (blank: the browser's Accept-Language decides)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chronicle_profile"
+    )
+    language = models.CharField(
+        _("language"), max_length=10, blank=True, choices=settings.LANGUAGES
+    )
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.language or 'browser'})"

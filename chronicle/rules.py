@@ -16,6 +16,43 @@ from typing import Any
 TUESDAY = 1  # date.weekday(): Monday is 0
 
 
+# --- Words a person reads ----------------------------------------------------------------------
+# The rules stay free of Django, yet their refusals reach players in Italian and Catalan. Every
+# rules module marks such a message with `_()` (or `ngettext()`) from here, interpolating with
+# `%` after the call, never inside an f-string, so `makemessages` finds it. Outside Django the
+# marks return the English text; once Django is loaded, ChronicleConfig.ready() installs its
+# gettext here, so a refusal is worded in the language active where it is raised (the request's,
+# or the recipient's in a mail).
+
+
+def _english(message: str) -> str:
+    return message
+
+
+def _english_plural(singular: str, plural: str, count: int) -> str:
+    return singular if count == 1 else plural
+
+
+_translate: Callable[[str], str] = _english
+_translate_plural: Callable[[str, str, int], str] = _english_plural
+
+
+def install_translations(
+    translate: Callable[[str], str], translate_plural: Callable[[str, str, int], str]
+) -> None:
+    """Called once by the chronicle app; tests of the rules alone never call it."""
+    global _translate, _translate_plural
+    _translate, _translate_plural = translate, translate_plural
+
+
+def _(message: str) -> str:
+    return _translate(message)
+
+
+def ngettext(singular: str, plural: str, count: int) -> str:
+    return _translate_plural(singular, plural, count)
+
+
 def whole_number(
     name: str, value: object, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:

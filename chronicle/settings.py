@@ -71,7 +71,14 @@ if TIME_ZONE not in zoneinfo.available_timezones():
     raise ImproperlyConfigured(f"TIME_ZONE {TIME_ZONE!r} is not an IANA time zone name.")
 USE_TZ = True
 USE_I18N = True
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The troupes Chronicle is written for: the US, Italy and Catalonia.
+LANGUAGES = [
+    ("en", "English"),
+    ("it", "Italiano"),
+    ("ca", "Català"),
+]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
