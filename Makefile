@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 MANAGE := $(PY) manage.py
 CELERY := $(VENV)/bin/celery
 
-.PHONY: run test lint typecheck fmt clean bench
+.PHONY: run test lint typecheck fmt clean bench messages
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,3 +59,13 @@ bench: $(VENV)/.installed-run
 	$(PY) bench/run.py
 	$(PY) bench/havens.py
 	$(PY) bench/pipeline.py
+
+# For translators: gather every marked string into locale/<it|ca>/LC_MESSAGES/django.po, then
+# compile the .mo files (committed, so a machine without gettext still serves translations).
+# Needs GNU gettext (msgfmt). See README, "Languages".
+LOCALES := -l it -l ca
+messages: export DEBUG := $(or $(DEBUG),1)
+messages: $(VENV)/.installed-run
+	$(MANAGE) makemessages $(LOCALES) --add-location=file \
+		--ignore=.venv --ignore=tests --ignore=bench --ignore=var
+	$(MANAGE) compilemessages $(LOCALES) --ignore=.venv --ignore=var

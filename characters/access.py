@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.db.models import Q, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from chronicle.access import MAX_ID, is_staff, require_staff
 from chronicle.models import Membership
@@ -26,11 +27,11 @@ def characters_visible_to(membership: Membership) -> QuerySet[Character]:
 
 def character_for(membership: Membership, character_id: int) -> Character:
     if not 0 < character_id <= MAX_ID:
-        raise Http404("No such character.")
+        raise Http404(_("No such character."))
     try:
         return characters_visible_to(membership).select_related("player").get(pk=character_id)
     except Character.DoesNotExist:
-        raise Http404("No such character.") from None
+        raise Http404(_("No such character.")) from None
 
 
 def character_for_staff(membership: Membership, character_id: int) -> Character:
@@ -60,7 +61,7 @@ def own_diablerie_for(membership: Membership, character_id: int, diablerie_id: i
     declines here; anyone else gets 404, storytellers included (the step is the player's
     choice, and the ST records page has its own tools)."""
     if not (0 < character_id <= MAX_ID and 0 < diablerie_id <= MAX_ID):
-        raise Http404("No such diablerie.")
+        raise Http404(_("No such diablerie."))
     try:
         return Diablerie.objects.select_related("diablerist").get(
             pk=diablerie_id,
@@ -69,7 +70,7 @@ def own_diablerie_for(membership: Membership, character_id: int, diablerie_id: i
             diablerist__player_id=membership.user_id,
         )
     except Diablerie.DoesNotExist:
-        raise Http404("No such diablerie.") from None
+        raise Http404(_("No such diablerie.")) from None
 
 
 def ledger_visible_to(membership: Membership, player_id: int) -> QuerySet[XpEntry]:
@@ -89,8 +90,8 @@ def purchases_visible_to(membership: Membership) -> QuerySet[XpPurchase]:
 
 def purchase_for(membership: Membership, purchase_id: int) -> XpPurchase:
     if not 0 < purchase_id <= MAX_ID:
-        raise Http404("No such purchase.")
+        raise Http404(_("No such purchase."))
     try:
         return purchases_visible_to(membership).select_related("character").get(pk=purchase_id)
     except XpPurchase.DoesNotExist:
-        raise Http404("No such purchase.") from None
+        raise Http404(_("No such purchase.")) from None

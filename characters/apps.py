@@ -12,3 +12,18 @@ class CharactersConfig(AppConfig):
         from .services.records import on_membership_ended
 
         membership_ended.connect(on_membership_ended, dispatch_uid="characters-leave-play")
+
+        # The sentences this app stores in English (ledger reasons, where blood is kept …) are
+        # registered where they are written; load those modules now, so every process (a page,
+        # a worker) can read any stored text back in its reader's language (chronicle.stored_text).
+        from .importers import grapevine_values  # noqa: F401
+        from .services import (  # noqa: F401
+            bonds,
+            conduct,
+            creation,
+            imports,
+            influence,
+            ledger,
+            purchases,
+            records,
+        )

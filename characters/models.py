@@ -14,6 +14,8 @@ import pgtrigger
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from chronicle.models import Chronicle, Cycle, Game
 
@@ -23,41 +25,49 @@ from . import rules
 
 
 class Creature(models.TextChoices):
-    KINDRED = "kindred", "Kindred"
-    GHOUL = "ghoul", "Ghoul"
-    KINE = "kine", "Kine"
-    ANIMAL_GHOUL = "animal_ghoul", "Animal ghoul"
+    KINDRED = "kindred", _("Kindred")
+    GHOUL = "ghoul", _("Ghoul")
+    KINE = "kine", _("Kine")
+    ANIMAL_GHOUL = "animal_ghoul", _("Animal ghoul")
 
 
 class Sect(models.TextChoices):
-    CAMARILLA = "camarilla", "Camarilla"
-    SABBAT = "sabbat", "Sabbat"
-    INDEPENDENT = "independent", "Independent"
-    ANARCH = "anarch", "Anarch"
+    CAMARILLA = "camarilla", _("Camarilla")
+    SABBAT = "sabbat", _("Sabbat")
+    INDEPENDENT = "independent", _("Independent")
+    ANARCH = "anarch", _("Anarch")
 
 
 class Status(models.TextChoices):
-    ACTIVE = "active", "Active"
-    RETIRED = "retired", "Retired"
-    DEAD = "dead", "Dead"
-    TORPOR = "torpor", "Torpor"
-    STAKED = "staked", "Staked"
-    NPC = "npc", "NPC"
+    ACTIVE = "active", _("Active")
+    RETIRED = "retired", _("Retired")
+    DEAD = "dead", _("Dead")
+    TORPOR = "torpor", _("Torpor")
+    STAKED = "staked", _("Staked")
+    NPC = "npc", _("NPC")
 
 
 class Approval(models.TextChoices):
     """CRE-09: a new character is a draft until an ST approves it."""
 
-    DRAFT = "draft", "Draft"
-    SUBMITTED = "submitted", "Waiting for ST approval"
-    RETURNED = "returned", "Returned with a note"
-    APPROVED = "approved", "Approved"
+    DRAFT = "draft", _("Draft")
+    SUBMITTED = "submitted", _("Waiting for ST approval")
+    RETURNED = "returned", _("Returned with a note")
+    APPROVED = "approved", _("Approved")
 
 
 CLAN_CHOICES = [(key, clan.title) for key, clan in rules.CLANS.items()]
 DISCIPLINE_CHOICES = [(key, title) for key, title in rules.DISCIPLINE_TITLES.items()]
 LEVEL_CHOICES = [(number, code) for code, number in rules.LEVEL_NUMBERS.items()]
-INFLUENCE_CHOICES = [(name, name.title()) for name in rules.INFLUENCE_TYPES]
+# INF-01: the five influences, as a player reads them ("Business" the influence, not a firm).
+INFLUENCE_LABELS = {
+    "business": pgettext_lazy("influence", "Business"),
+    "government": pgettext_lazy("influence", "Government"),
+    "herd": pgettext_lazy("influence", "Herd"),
+    "occult": pgettext_lazy("influence", "Occult"),
+    "underworld": pgettext_lazy("influence", "Underworld"),
+}
+INFLUENCE_CHOICES = [(name, INFLUENCE_LABELS[name]) for name in rules.INFLUENCE_TYPES]
 
 
 class Character(models.Model):
@@ -96,7 +106,7 @@ class Character(models.Model):
     underworld = models.PositiveSmallIntegerField(default=0)
     # CRE-08 / CLN-01 flags.
     protean_form = models.CharField(
-        max_length=4, choices=[("wolf", "Wolf"), ("bat", "Bat")], blank=True
+        max_length=4, choices=[("wolf", _("Wolf")), ("bat", _("Bat"))], blank=True
     )
     feeding_demographic = models.CharField(max_length=120, blank=True)
     embrace_earth = models.BooleanField(default=False)
@@ -201,8 +211,8 @@ class Title(models.Model):
 
 
 class Acquired(models.TextChoices):
-    CREATION = "creation", "At creation"
-    PLAY = "play", "In play"
+    CREATION = "creation", _("At creation")
+    PLAY = "play", _("In play")
 
 
 class DisciplineLevel(models.Model):
@@ -283,13 +293,13 @@ class Disadvantage(models.Model):
 
 
 class XpKind(models.TextChoices):
-    AWARD = "award", "Award"
-    PURCHASE = "purchase", "Purchase"
-    RETIREMENT = "retirement", "Retirement or death"
-    CORRECTION = "correction", "Correction"
-    REVERSAL = "reversal", "Reversal"
-    PENALTY = "penalty", "Penalty"
-    OPENING = "opening", "Opening balance"
+    AWARD = "award", _("Award")
+    PURCHASE = "purchase", _("Purchase")
+    RETIREMENT = "retirement", _("Retirement or death")
+    CORRECTION = "correction", _("Correction")
+    REVERSAL = "reversal", _("Reversal")
+    PENALTY = "penalty", _("Penalty")
+    OPENING = "opening", _("Opening balance")
 
 
 @pgtrigger.register(
@@ -340,25 +350,25 @@ class XpEntry(models.Model):
 
 
 class PurchaseKind(models.TextChoices):
-    DISCIPLINE = "discipline", "Discipline level"
-    GENERATION = "generation", "Generation step"
-    TRAIT = "trait", "Trait"
-    ABILITY = "ability", "Ability"
-    WILLPOWER = "willpower", "Willpower"
-    INFLUENCE = "influence", "Influence"
-    SEWER_LORE = "sewer_lore", "Sewer Lore"
+    DISCIPLINE = "discipline", _("Discipline level")
+    GENERATION = "generation", _("Generation step")
+    TRAIT = "trait", _("Trait")
+    ABILITY = "ability", _("Ability")
+    WILLPOWER = "willpower", _("Willpower")
+    INFLUENCE = "influence", _("Influence")
+    SEWER_LORE = "sewer_lore", _("Sewer Lore")
 
 
 class PurchaseStatus(models.TextChoices):
-    REQUESTED = "requested", "Waiting for ST sign-off"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    WITHDRAWN = "withdrawn", "Withdrawn"
+    REQUESTED = "requested", _("Waiting for ST sign-off")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
 
 
 class PurchaseMoment(models.TextChoices):
-    DOWNTIME = "downtime", "In downtime"
-    GAME = "game", "At the game, before play"
+    DOWNTIME = "downtime", _("In downtime")
+    GAME = "game", _("At the game, before play")
 
 
 class XpPurchase(models.Model):
@@ -413,9 +423,9 @@ class XpPurchase(models.Model):
 
 
 class DonorType(models.TextChoices):
-    KINE = "kine", "Kine"
-    KINDRED = "kindred", "One kindred"
-    MIXED_KINDRED = "mixed_kindred", "Mixed kindred"
+    KINE = "kine", _("Kine")
+    KINDRED = "kindred", _("One kindred")
+    MIXED_KINDRED = "mixed_kindred", _("Mixed kindred")
 
 
 class StoredBlood(models.Model):
@@ -482,8 +492,8 @@ class BondBreak(models.Model):
 
 
 class BondKind(models.TextChoices):
-    PURE = "pure", "Blood bond"
-    SHARED = "shared", "Shared bond"
+    PURE = "pure", _("Blood bond")
+    SHARED = "shared", _("Shared bond")
 
 
 class Bond(models.Model):
@@ -523,8 +533,8 @@ class Bond(models.Model):
 
 
 class RequestSetAt(models.TextChoices):
-    GAME = "game", "At a game"
-    DOWNTIME = "downtime", "In downtime"
+    GAME = "game", _("At a game")
+    DOWNTIME = "downtime", _("In downtime")
 
 
 class RegnantRequest(models.Model):
@@ -545,9 +555,9 @@ class RegnantRequest(models.Model):
 
 
 class Concealability(models.TextChoices):
-    BLUE = "blue", "Blue (jacket)"
-    YELLOW = "yellow", "Yellow (trenchcoat)"
-    RED = "red", "Red (cannot be concealed)"
+    BLUE = "blue", _("Blue (jacket)")
+    YELLOW = "yellow", _("Yellow (trenchcoat)")
+    RED = "red", _("Red (cannot be concealed)")
 
 
 class Item(models.Model):
@@ -619,10 +629,10 @@ class KnownSewerLocation(models.Model):
 
 
 class GenerationStep(models.TextChoices):
-    NONE = "none", "No step (victim not of lower generation)"
-    QUEUED = "queued", "Step waiting for a downtime"
-    TAKEN = "taken", "Step taken"
-    DECLINED = "declined", "Declined"
+    NONE = "none", _("No step (victim not of lower generation)")
+    QUEUED = "queued", _("Step waiting for a downtime")
+    TAKEN = "taken", _("Step taken")
+    DECLINED = "declined", _("Declined")
 
 
 class Diablerie(models.Model):
@@ -697,9 +707,9 @@ class TorporHold(models.Model):
 
 
 class CaptiveOutcome(models.TextChoices):
-    RELEASED = "released", "Released"
-    KILLED = "killed", "Killed"
-    DIED = "died", "Died: not released by the end of the next game (TOR-02)"
+    RELEASED = "released", _("Released")
+    KILLED = "killed", _("Killed")
+    DIED = "died", _("Died: not released by the end of the next game (TOR-02)")
 
 
 class Captivity(models.Model):
@@ -762,9 +772,9 @@ class Notification(models.Model):
 
 
 class Offense(models.TextChoices):
-    WARNING = "warning", "Warning"
-    HALVE_XP = "halve_xp", "Earned XP halved"
-    BAN = "ban", "Ban"
+    WARNING = "warning", _("Warning")
+    HALVE_XP = "halve_xp", _("Earned XP halved")
+    BAN = "ban", _("Ban")
 
 
 class CheatingOffense(models.Model):
@@ -814,8 +824,8 @@ class RespendGrant(models.Model):
 
 
 class SpendMoment(models.TextChoices):
-    GAME = "game", "At the game"
-    DOWNTIME = "downtime", "In downtime"
+    GAME = "game", _("At the game")
+    DOWNTIME = "downtime", _("In downtime")
 
 
 @pgtrigger.register(
@@ -891,11 +901,11 @@ class InfluenceLoan(models.Model):
 
 
 class ImportStatus(models.TextChoices):
-    PREVIEW = "preview", "Waiting for the storytellers' choices"
-    QUEUED = "queued", "Waiting for a worker"
-    RUNNING = "running", "Importing"
-    DONE = "done", "Imported"
-    FAILED = "failed", "Failed"
+    PREVIEW = "preview", _("Waiting for the storytellers' choices")
+    QUEUED = "queued", _("Waiting for a worker")
+    RUNNING = "running", _("Importing")
+    DONE = "done", _("Imported")
+    FAILED = "failed", _("Failed")
 
 
 class ImportJob(models.Model):

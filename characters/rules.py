@@ -18,16 +18,19 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-from chronicle.rules import whole_number
+from chronicle.rules import _, ngettext, pgettext, whole_number
 
 # --- Validation helpers ------------------------------------------------------------------------
 
 
 class RuleViolation(ValueError):
-    """Several rule problems found at once; `problems` lists each one as a sentence."""
+    """Several rule problems found at once; `problems` lists each one as a sentence, and
+    `topics`, where the rule knows it, the part of the input each is about (a parallel list:
+    "abilities", "willpower" …), so a form puts it beside its field in any language."""
 
-    def __init__(self, problems: Sequence[str]) -> None:
+    def __init__(self, problems: Sequence[str], topics: Sequence[str] = ()) -> None:
         self.problems = list(problems)
+        self.topics = list(topics)
         super().__init__(" ".join(self.problems))
 
 
@@ -46,9 +49,14 @@ def _xp(name: str, value: object) -> Decimal:
         raise ValueError(f"{name} must be a Decimal such as Decimal('2.5'), got {value!r}.")
     amount = Decimal(value)
     if not amount.is_finite() or amount < 0:
-        raise ValueError(f"{name} must be zero or more, got {value}.")
+        raise ValueError(
+            _("%(name)s must be zero or more, got %(value)s.") % {"name": name, "value": value}
+        )
     if amount % HALF != 0:
-        raise ValueError(f"{name} must be in steps of 0.5 XP, got {value}.")
+        raise ValueError(
+            _("%(name)s must be in steps of 0.5 XP, got %(value)s.")
+            % {"name": name, "value": value}
+        )
     return amount
 
 
@@ -81,7 +89,10 @@ ORDER_TEXT = " → ".join(LEVELS)
 def level_number(level: str) -> int:
     """DIS-01 conventions: "1a"=1, "1b"=2, "2a"=3, "2b"=4, "3a"=5 (case-insensitive)."""
     if not isinstance(level, str) or level.strip().lower() not in LEVEL_NUMBERS:
-        raise ValueError(f"Unknown discipline level {level!r}; use one of {', '.join(LEVELS)}.")
+        raise ValueError(
+            _("Unknown discipline level %(level)s; use one of %(levels)s.")
+            % {"level": repr(level), "levels": ", ".join(LEVELS)}
+        )
     return LEVEL_NUMBERS[level.strip().lower()]
 
 
@@ -192,7 +203,10 @@ NON_RESTRICTED_DISCIPLINES: frozenset[str] = frozenset(DISCIPLINES) - RESTRICTED
 
 def _discipline(discipline: object) -> str:
     if not isinstance(discipline, str) or discipline not in DISCIPLINE_TITLES:
-        raise ValueError(f"Unknown discipline {discipline!r}; use one of {', '.join(DISCIPLINES)}.")
+        raise ValueError(
+            _("Unknown discipline %(discipline)s; use one of %(disciplines)s.")
+            % {"discipline": repr(discipline), "disciplines": ", ".join(DISCIPLINES)}
+        )
     return discipline
 
 
@@ -213,11 +227,14 @@ def _purchase_levels(levels: Sequence[str]) -> list[int]:
         raise ValueError(f"Pass the levels as a list such as [{levels!r}], not a single string.")
     numbers = [level_number(level) for level in levels]
     if not numbers:
-        raise ValueError("Name at least one discipline level to buy.")
+        raise ValueError(_("Name at least one discipline level to buy."))
     if any(b != a + 1 for a, b in zip(numbers, numbers[1:], strict=False)):
         raise ValueError(
-            f"Levels must be bought in the order {ORDER_TEXT} without gaps or repeats (DIS-02); "
-            f"got {', '.join(level_code(n) for n in numbers)}."
+            _(
+                "Levels must be bought in the order %(order)s without gaps or repeats "
+                "(DIS-02); got %(levels)s."
+            )
+            % {"order": ORDER_TEXT, "levels": ", ".join(level_code(n) for n in numbers)}
         )
     return numbers
 
@@ -228,13 +245,25 @@ def check_level_order(levels: Sequence[str], *, owned: str | None = None) -> Non
     numbers = _purchase_levels(levels)
     owned_number = 0 if owned is None else level_number(owned)
     if owned_number == len(LEVELS):
-        raise ValueError("This discipline is already at 3a, the highest level.")
+        raise ValueError(_("This discipline is already at 3a, the highest level."))
     if numbers[0] != owned_number + 1:
-        have = "no level" if owned is None else f"up to {level_code(owned_number)}"
-        raise ValueError(
-            f"With {have} owned, the next level to buy is {level_code(owned_number + 1)}, "
-            f"not {level_code(numbers[0])} (DIS-02: {ORDER_TEXT})."
-        )
+        shown = {
+            "owned": level_code(owned_number) if owned_number else "",
+            "next": level_code(owned_number + 1),
+            "asked": level_code(numbers[0]),
+            "order": ORDER_TEXT,
+        }
+        if owned is None:
+            message = _(
+                "With no level owned, the next level to buy is %(next)s, not %(asked)s "
+                "(DIS-02: %(order)s)."
+            )
+        else:
+            message = _(
+                "With up to %(owned)s owned, the next level to buy is %(next)s, not %(asked)s "
+                "(DIS-02: %(order)s)."
+            )
+        raise ValueError(message % shown)
 
 
 # --- Clans (CLN-01, CLN-02, CLN-04) -------------------------------------------------------------
@@ -357,7 +386,10 @@ CLANS: Mapping[str, Clan] = {
 def get_clan(clan: str) -> Clan:
     """CLN-01: the clan row for a lowercase English clan name ("brujah")."""
     if not isinstance(clan, str) or clan not in CLANS:
-        raise ValueError(f"Unknown clan {clan!r}; use one of {', '.join(CLANS)}.")
+        raise ValueError(
+            _("Unknown clan %(clan)s; use one of %(clans)s.")
+            % {"clan": repr(clan), "clans": ", ".join(CLANS)}
+        )
     return CLANS[clan]
 
 
@@ -370,22 +402,33 @@ def in_clan_disciplines(clan: str | None, *, chosen: Sequence[str] = ()) -> froz
     picks = [_discipline(d) for d in chosen]
     if clan is None:
         if picks:
-            raise ValueError("Only Caitiff and Tremere choose in-clan disciplines.")
+            raise ValueError(_("Only Caitiff and Tremere choose in-clan disciplines."))
         return frozenset()
     row = get_clan(clan)
     if row.chosen_in_clan == 0:
         if picks:
-            raise ValueError(f"{row.title} do not choose in-clan disciplines; pass none.")
+            raise ValueError(
+                _("%(clan)s do not choose in-clan disciplines; pass none.") % {"clan": row.title}
+            )
         return row.in_clan
     if len(set(picks)) != len(picks) or len(picks) != row.chosen_in_clan:
         raise ValueError(
-            f"{row.title} choose exactly {row.chosen_in_clan} different in-clan "
-            f"discipline(s) (CLN-01); got {len(picks)}."
+            ngettext(
+                "%(clan)s choose exactly %(count)s different in-clan discipline(s) (CLN-01); "
+                "got %(got)s.",
+                "%(clan)s choose exactly %(count)s different in-clan discipline(s) (CLN-01); "
+                "got %(got)s.",
+                row.chosen_in_clan,
+            )
+            % {"clan": row.title, "count": row.chosen_in_clan, "got": len(picks)}
         )
     outside = sorted(set(picks) - row.chosen_from)
     if outside:
-        allowed = "non-restricted disciplines" if clan == "caitiff" else "Thaumaturgy paths"
-        raise ValueError(f"{row.title} may only choose {allowed}; not {', '.join(outside)}.")
+        if clan == "caitiff":
+            message = _("%(clan)s may only choose non-restricted disciplines; not %(names)s.")
+        else:
+            message = _("%(clan)s may only choose Thaumaturgy paths; not %(names)s.")
+        raise ValueError(message % {"clan": row.title, "names": ", ".join(outside)})
     return row.in_clan | frozenset(picks)
 
 
@@ -410,7 +453,9 @@ def starting_influence(clan: str, *, herd_bonus: bool = False) -> int:
     bonus, everyone else with 3."""
     row = get_clan(clan)
     if herd_bonus and "herd" not in row.creation_bonus_choices:
-        raise ValueError(f"Only Toreador may take the +1 Herd bonus, not {row.title}.")
+        raise ValueError(
+            _("Only Toreador may take the +1 Herd bonus, not %(clan)s.") % {"clan": row.title}
+        )
     return row.starting_influence + (1 if herd_bonus else 0)
 
 
@@ -420,12 +465,13 @@ def check_clan_bonus(clan: str, choice: str | None) -> None:
     row = get_clan(clan)
     if not row.creation_bonus_choices:
         if choice is not None:
-            raise ValueError(f"{row.title} have no creation bonus to choose.")
+            raise ValueError(_("%(clan)s have no creation bonus to choose.") % {"clan": row.title})
         return
     if choice not in row.creation_bonus_choices:
+        first, second = row.creation_bonus_choices  # CLN-01: always one of two
         raise ValueError(
-            f"{row.title} must choose one creation bonus: "
-            f"{' or '.join(row.creation_bonus_choices)}; got {choice!r}."
+            _("%(clan)s must choose one creation bonus: %(first)s or %(second)s; got %(got)s.")
+            % {"clan": row.title, "first": first, "second": second, "got": repr(choice)}
         )
 
 
@@ -436,9 +482,33 @@ VENTRUE_HERD_MODES: tuple[str, ...] = ("double_cost", "half_yield")
 def _influence_type(influence: object) -> str:
     if not isinstance(influence, str) or influence not in INFLUENCE_TYPES:
         raise ValueError(
-            f"Unknown influence {influence!r}; use one of {', '.join(INFLUENCE_TYPES)}."
+            _("Unknown influence %(influence)s; use one of %(influences)s.")
+            % {"influence": repr(influence), "influences": ", ".join(INFLUENCE_TYPES)}
         )
     return influence
+
+
+def influence_title(influence: str) -> str:
+    """INF-01: an influence as a player reads it, in the active language (the same words as
+    characters.models.INFLUENCE_LABELS: "Business" the influence, not a firm)."""
+    titles = {
+        "business": pgettext("influence", "Business"),
+        "government": pgettext("influence", "Government"),
+        "herd": pgettext("influence", "Herd"),
+        "occult": pgettext("influence", "Occult"),
+        "underworld": pgettext("influence", "Underworld"),
+    }
+    return titles[_influence_type(influence)]
+
+
+def trait_area_title(area: str) -> str:
+    """CRE-01: a trait area (physical, social, mental) as a player reads it."""
+    titles = {
+        "physical": pgettext("trait area", "Physical"),
+        "social": pgettext("trait area", "Social"),
+        "mental": pgettext("trait area", "Mental"),
+    }
+    return titles.get(area, area.title())
 
 
 def _herd_mode(mode: str) -> str:
@@ -462,7 +532,10 @@ def unit_cost(
     INTERPRETATION (settings): trait 1, ability 1, willpower 3; Sewer Lore is priced as an
     ability, since the source lists it under ABILITIES (SEW-01) and gives no price."""
     if kind not in UNIT_KINDS:
-        raise ValueError(f"Unknown kind {kind!r}; use one of {', '.join(UNIT_KINDS)}.")
+        raise ValueError(
+            _("Unknown kind %(kind)s; use one of %(kinds)s.")
+            % {"kind": repr(kind), "kinds": ", ".join(UNIT_KINDS)}
+        )
     _int("quantity", quantity)
     per_unit = {
         "trait": trait_cost,
@@ -502,12 +575,18 @@ def check_influence_spend(
     """INF-03: refuse spending more of one type in a cycle than the character has left."""
     _influence_type(influence)
     if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-        raise ValueError("Spend at least 1 point of influence (INF-03).")
+        raise ValueError(_("Spend at least 1 point of influence (INF-03)."))
     left = influence_available(rating=rating, spent=spent, borrowed=borrowed, lent=lent)
     if points > left:
         raise ValueError(
-            f"Only {left} point{'s' if left != 1 else ''} of {influence.title()} "
-            f"{'is' if left == 1 else 'are'} left to spend this cycle, not {points} (INF-03)."
+            ngettext(
+                "Only %(left)s point of %(influence)s is left to spend this cycle, not "
+                "%(points)s (INF-03).",
+                "Only %(left)s points of %(influence)s are left to spend this cycle, not "
+                "%(points)s (INF-03).",
+                left,
+            )
+            % {"left": left, "influence": influence_title(influence), "points": points}
         )
 
 
@@ -598,26 +677,35 @@ def check_discipline_allowed(
     """
     _discipline(discipline)
     if kind not in KINDS:
-        raise ValueError(f"Unknown character kind {kind!r}; use one of {', '.join(KINDS)}.")
+        raise ValueError(
+            _("Unknown character kind %(kind)s; use one of %(kinds)s.")
+            % {"kind": repr(kind), "kinds": ", ".join(KINDS)}
+        )
     if kind == "kine":
-        raise ValueError("Kine may not buy disciplines (CRE-04).")
+        raise ValueError(_("Kine may not buy disciplines (CRE-04)."))
     if kind == "ghoul":
         if clan is not None:
             raise ValueError("Ghouls have no clan; pass clan=None.")
         if discipline not in GHOUL_DISCIPLINES:
             raise ValueError(
-                f"Ghouls may only buy Celerity, Fortitude and Potence, not "
-                f"{DISCIPLINE_TITLES[discipline]} (CRE-03)."
+                _(
+                    "Ghouls may only buy Celerity, Fortitude and Potence, not %(discipline)s "
+                    "(CRE-03)."
+                )
+                % {"discipline": DISCIPLINE_TITLES[discipline]}
             )
         return
     if clan is None:
-        raise ValueError("A kindred needs a clan.")
+        raise ValueError(_("A kindred needs a clan."))
     in_clan = discipline in in_clan_disciplines(clan, chosen=chosen)
     tremere_path = clan == "tremere" and discipline in THAUMATURGY_PATHS
     if at_creation and not in_clan and discipline in RESTRICTED_DISCIPLINES and not tremere_path:
         raise ValueError(
-            f"{DISCIPLINE_TITLES[discipline]} is restricted and cannot be bought out-of-clan "
-            "at creation (DIS-04); it can be learned in play from a teacher."
+            _(
+                "%(discipline)s is restricted and cannot be bought out-of-clan at creation "
+                "(DIS-04); it can be learned in play from a teacher."
+            )
+            % {"discipline": DISCIPLINE_TITLES[discipline]}
         )
 
 
@@ -680,25 +768,38 @@ def check_teacher(
         return
     title = DISCIPLINE_TITLES[discipline]
     needed = level_code(_teacher_level_needed(discipline))
+    shown = {"discipline": title, "level": level, "needed": needed}
     if teacher is None:
         raise ValueError(
-            f"Out-of-clan {title} {level} must be taught by someone who has {title} in-clan at "
-            f"{needed} or higher (DIS-07)."
+            _(
+                "Out-of-clan %(discipline)s %(level)s must be taught by someone who has "
+                "%(discipline)s in-clan at %(needed)s or higher (DIS-07)."
+            )
+            % shown
         )
     teacher_in_clan = discipline in in_clan_disciplines(teacher.clan, chosen=teacher.chosen)
     if teacher.clan == "caitiff" and not caitiff_chosen_count_in_clan_for_teaching:
         teacher_in_clan = False
     if not teacher_in_clan:
         raise ValueError(
-            f"The teacher has {title} only out-of-clan and cannot teach it (DIS-07); find a "
-            f"teacher who has it in-clan at {needed} or higher."
+            _(
+                "The teacher has %(discipline)s only out-of-clan and cannot teach it (DIS-07); "
+                "find a teacher who has it in-clan at %(needed)s or higher."
+            )
+            % shown
         )
     if level_number(teacher.level) < _teacher_level_needed(discipline):
-        restricted = " (a restricted discipline)" if discipline in RESTRICTED_DISCIPLINES else ""
-        raise ValueError(
-            f"To teach {title}{restricted} the teacher needs it in-clan at {needed} or higher, "
-            f"and has {teacher.level} (DIS-07)."
-        )
+        if discipline in RESTRICTED_DISCIPLINES:
+            message = _(
+                "To teach %(discipline)s (a restricted discipline) the teacher needs it in-clan "
+                "at %(needed)s or higher, and has %(has)s (DIS-07)."
+            )
+        else:
+            message = _(
+                "To teach %(discipline)s the teacher needs it in-clan at %(needed)s or higher, "
+                "and has %(has)s (DIS-07)."
+            )
+        raise ValueError(message % {**shown, "has": teacher.level})
 
 
 PURCHASE_MOMENTS: tuple[str, ...] = ("creation", "downtime", "game")
@@ -729,12 +830,23 @@ def check_purchase_timing(
     if when == "creation":
         return
     if not in_clan and when != "downtime":
-        raise ValueError("Out-of-clan discipline levels can only be bought in downtime (DIS-08).")
+        raise ValueError(
+            _("Out-of-clan discipline levels can only be bought in downtime (DIS-08).")
+        )
     if levels_bought_this_cycle + len(numbers) > discipline_levels_per_cycle:
         raise ValueError(
-            f"Only {discipline_levels_per_cycle} discipline level(s) per month in play "
-            f"(DIS-08); {levels_bought_this_cycle} already bought this cycle, {len(numbers)} "
-            "more asked. Buy the next level next month."
+            ngettext(
+                "Only %(limit)s discipline level(s) per month in play (DIS-08); %(bought)s "
+                "already bought this cycle, %(asked)s more asked. Buy the next level next month.",
+                "Only %(limit)s discipline level(s) per month in play (DIS-08); %(bought)s "
+                "already bought this cycle, %(asked)s more asked. Buy the next level next month.",
+                discipline_levels_per_cycle,
+            )
+            % {
+                "limit": discipline_levels_per_cycle,
+                "bought": levels_bought_this_cycle,
+                "asked": len(numbers),
+            }
         )
 
 
@@ -766,7 +878,10 @@ TRAIT_AREAS: tuple[str, ...] = ("physical", "social", "mental")
 def creation_package(kind: str) -> Package:
     """CRE-01: the package of a kindred, ghoul or kine."""
     if kind not in PACKAGES:
-        raise ValueError(f"Unknown character kind {kind!r}; use one of {', '.join(KINDS)}.")
+        raise ValueError(
+            _("Unknown character kind %(kind)s; use one of %(kinds)s.")
+            % {"kind": repr(kind), "kinds": ", ".join(KINDS)}
+        )
     return PACKAGES[kind]
 
 
@@ -795,9 +910,14 @@ def check_creation_package(
     """
     package = creation_package(kind)
     problems: list[str] = []
+    topics: list[str] = []
+
+    def about(topic: str) -> None:
+        topics.extend([topic] * (len(problems) - len(topics)))
+
     if kind == "kindred":
         if clan is None:
-            raise ValueError("A kindred needs a clan.")
+            raise ValueError(_("A kindred needs a clan."))
         in_clan = in_clan_disciplines(clan, chosen=chosen)
     elif clan is not None or chosen:
         raise ValueError(f"A {kind} has no clan; pass clan=None.")
@@ -805,29 +925,50 @@ def check_creation_package(
         in_clan = frozenset()
 
     if set(trait_areas) != set(TRAIT_AREAS):
-        problems.append("Give exactly the three trait areas physical, social and mental.")
+        problems.append(_("Give exactly the three trait areas physical, social and mental."))
     elif sorted(trait_areas.values(), reverse=True) != list(package.trait_areas):
-        problems.append("The trait areas must be 7, 5 and 3, one each (CRE-01).")
+        problems.append(_("The trait areas must be 7, 5 and 3, one each (CRE-01)."))
+    about("trait_areas")
 
     ability_problems = []
     for name, rating in abilities.items():
         if not isinstance(name, str) or not name.strip():
-            ability_problems.append("Every ability needs a name.")
+            ability_problems.append(_("Every ability needs a name."))
         if isinstance(rating, bool) or not isinstance(rating, int) or rating < 1:
-            ability_problems.append(f"Ability {name!r} must have a rating of 1 or more.")
+            ability_problems.append(
+                _("Ability %(name)s must have a rating of 1 or more.") % {"name": repr(name)}
+            )
     problems += ability_problems
     if not ability_problems:
         total = sum(abilities.values())
         if total != package.abilities:
-            problems.append(f"Spread exactly {package.abilities} ability points; got {total}.")
+            problems.append(
+                ngettext(
+                    "Spread exactly %(count)s ability points; got %(got)s.",
+                    "Spread exactly %(count)s ability points; got %(got)s.",
+                    package.abilities,
+                )
+                % {"count": package.abilities, "got": total}
+            )
         if len(abilities) < package.min_distinct_abilities:
             problems.append(
-                f"Use at least {package.min_distinct_abilities} different abilities; "
-                f"got {len(abilities)}."
+                ngettext(
+                    "Use at least %(count)s different abilities; got %(got)s.",
+                    "Use at least %(count)s different abilities; got %(got)s.",
+                    package.min_distinct_abilities,
+                )
+                % {"count": package.min_distinct_abilities, "got": len(abilities)}
             )
+    about("abilities")
 
     if isinstance(willpower, bool) or willpower != package.willpower:
-        problems.append(f"A new {kind} has {package.willpower} willpower; got {willpower!r}.")
+        new_kind = {
+            "kindred": _("A new kindred has %(count)s willpower; got %(got)s."),
+            "ghoul": _("A new ghoul has %(count)s willpower; got %(got)s."),
+            "kine": _("A new kine has %(count)s willpower; got %(got)s."),
+        }[kind]
+        problems.append(new_kind % {"count": package.willpower, "got": repr(willpower)})
+    about("willpower")
 
     expected_influence = package.influences
     if kind == "kindred" and clan is not None:
@@ -835,44 +976,66 @@ def check_creation_package(
     unknown = [name for name in influences if name not in INFLUENCE_TYPES]
     if unknown:
         problems.append(
-            f"Unknown influence(s) {', '.join(map(repr, unknown))}; "
-            f"use {', '.join(INFLUENCE_TYPES)}."
+            ngettext(
+                "Unknown influence(s) %(names)s; use %(influences)s.",
+                "Unknown influence(s) %(names)s; use %(influences)s.",
+                len(unknown),
+            )
+            % {"names": ", ".join(map(repr, unknown)), "influences": ", ".join(INFLUENCE_TYPES)}
         )
     elif any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in influences.values()):
-        problems.append("Influence ratings must be whole numbers of 0 or more.")
+        problems.append(_("Influence ratings must be whole numbers of 0 or more."))
     elif sum(influences.values()) != expected_influence:
         problems.append(
-            f"Spread exactly {expected_influence} starting influence(s); "
-            f"got {sum(influences.values())} (CLN-04)."
+            ngettext(
+                "Spread exactly %(count)s starting influence(s); got %(got)s (CLN-04).",
+                "Spread exactly %(count)s starting influence(s); got %(got)s (CLN-04).",
+                expected_influence,
+            )
+            % {"count": expected_influence, "got": sum(influences.values())}
         )
+    about("influences")
 
     free_disciplines = dict(free_disciplines or {})
     if kind != "kindred":
         if free_disciplines:
-            problems.append(f"A {kind} gets no free disciplines (CRE-01).")
+            problems.append(
+                _("A ghoul gets no free disciplines (CRE-01).")
+                if kind == "ghoul"
+                else _("A kine gets no free disciplines (CRE-01).")
+            )
     else:
         count, well_formed = 0, True
         for discipline, levels in free_disciplines.items():
             _discipline(discipline)
             if discipline not in in_clan:
                 problems.append(
-                    f"Free levels must be in-clan; {DISCIPLINE_TITLES[discipline]} is not."
+                    _("Free levels must be in-clan; %(discipline)s is not.")
+                    % {"discipline": DISCIPLINE_TITLES[discipline]}
                 )
             if isinstance(levels, str) or list(levels) not in (["1a"], ["1a", "1b"]):
                 problems.append(
-                    f"Free {DISCIPLINE_TITLES[discipline]} levels must be 1a, or 1a and 1b "
-                    f"(basic only, 1b requires 1a); got {levels!r}."
+                    _(
+                        "Free %(discipline)s levels must be 1a, or 1a and 1b (basic only, 1b "
+                        "requires 1a); got %(got)s."
+                    )
+                    % {"discipline": DISCIPLINE_TITLES[discipline], "got": repr(levels)}
                 )
                 well_formed = False
             else:
                 count += len(levels)
         if well_formed and count != free_basic_discipline_levels:
             problems.append(
-                f"Take exactly {free_basic_discipline_levels} free basic in-clan levels; "
-                f"got {count}."
+                ngettext(
+                    "Take exactly %(count)s free basic in-clan levels; got %(got)s.",
+                    "Take exactly %(count)s free basic in-clan levels; got %(got)s.",
+                    free_basic_discipline_levels,
+                )
+                % {"count": free_basic_discipline_levels, "got": count}
             )
+    about("free_disciplines")
     if problems:
-        raise RuleViolation(problems)
+        raise RuleViolation(problems, topics)
 
 
 @dataclass(frozen=True)
@@ -901,28 +1064,37 @@ def check_disadvantages(disadvantages: Sequence[Disadvantage], *, clan: str | No
         get_clan(clan)
     for item in disadvantages:
         if item.hideously_ugly and not item.physical:
-            raise ValueError(f"{item.name!r}: hideously ugly is a physical disadvantage.")
+            raise ValueError(
+                _("%(name)s: hideously ugly is a physical disadvantage.")
+                % {"name": repr(item.name)}
+            )
     majors = [d for d in disadvantages if d.major]
     minors = [d for d in disadvantages if not d.major]
     if clan == "malkavian":
         if not (len(majors) >= 2 or len(minors) >= 3):
-            raise ValueError("A Malkavian needs 2 major or 3 minor disadvantages (CRE-02).")
+            raise ValueError(_("A Malkavian needs 2 major or 3 minor disadvantages (CRE-02)."))
         if all(d.physical for d in disadvantages):
-            raise ValueError("A Malkavian needs at least one non-physical disadvantage (CRE-02).")
+            raise ValueError(
+                _("A Malkavian needs at least one non-physical disadvantage (CRE-02).")
+            )
         return
     if clan == "nosferatu":
         physical_majors = sum(1 for d in majors if d.physical)
         physical_minors = sum(1 for d in minors if d.physical)
         if not (physical_majors >= 2 or (physical_majors >= 1 and physical_minors >= 2)):
             raise ValueError(
-                "A Nosferatu needs 2 major physical disadvantages, or 1 major and 2 minor "
-                "physical ones (CRE-02)."
+                _(
+                    "A Nosferatu needs 2 major physical disadvantages, or 1 major and 2 minor "
+                    "physical ones (CRE-02)."
+                )
             )
         if not any(d.hideously_ugly for d in majors):
-            raise ValueError("One of a Nosferatu's major disadvantages is hideously ugly (CRE-02).")
+            raise ValueError(
+                _("One of a Nosferatu's major disadvantages is hideously ugly (CRE-02).")
+            )
         return
     if 2 * len(majors) + len(minors) < 2:
-        raise ValueError("Every PC takes 2 minor disadvantages or 1 major (CRE-02).")
+        raise ValueError(_("Every PC takes 2 minor disadvantages or 1 major (CRE-02)."))
 
 
 PROTEAN_FORMS: tuple[str, ...] = ("wolf", "bat")  # CRE-08, Protean 2a "Beast Within"
@@ -947,31 +1119,33 @@ def creation_flag_problems(
     row = CLANS.get(clan) if clan else None
     problems: dict[str, str] = {}
     if protean_form and protean_form not in PROTEAN_FORMS:
-        problems["protean_form"] = "Choose Wolf or Bat form (CRE-08)."
+        problems["protean_form"] = _("Choose Wolf or Bat form (CRE-08).")
     elif clan == "gangrel" and not protean_form:
-        problems["protean_form"] = (
+        problems["protean_form"] = _(
             "A Gangrel chooses Wolf or Bat form for Protean 2a at creation (CRE-08)."
         )
     elif clan != "gangrel" and protean_form and gangrel_only_choose_form_at_creation:
-        problems["protean_form"] = (
+        problems["protean_form"] = _(
             "Only a Gangrel chooses Wolf or Bat form at creation; others choose when they "
             "first gain Protean 2a (CRE-08)."
         )
     needs_demographic = row is not None and row.needs_feeding_demographic
     if needs_demographic and not feeding_demographic.strip():
-        problems["feeding_demographic"] = (
+        problems["feeding_demographic"] = _(
+            # "20%" is text, not a placeholder: nothing is interpolated into this sentence.
+            # xgettext:no-python-format
             "A Ventrue names the feeding demographic, a group under 20% of people (CLN-01)."
         )
     elif not needs_demographic and feeding_demographic.strip():
-        problems["feeding_demographic"] = "Only a Ventrue has a feeding demographic (CLN-01)."
+        problems["feeding_demographic"] = _("Only a Ventrue has a feeding demographic (CLN-01).")
     needs_earth = row is not None and row.haven_needs_embrace_earth
     if needs_earth and not embrace_earth:
-        problems["embrace_earth"] = (
+        problems["embrace_earth"] = _(
             "A Tzimisce keeps at least 1 m³ of earth from the place of its embrace; confirm "
             "it (CLN-01)."
         )
     elif not needs_earth and embrace_earth:
-        problems["embrace_earth"] = "Only a Tzimisce keeps the earth of its embrace (CLN-01)."
+        problems["embrace_earth"] = _("Only a Tzimisce keeps the earth of its embrace (CLN-01).")
     return problems
 
 
@@ -991,10 +1165,18 @@ def check_creation_generation(
     _int("generation", generation, minimum=1)
     lowest = CAITIFF_LOWEST_CREATION_GENERATION if caitiff else lowest_creation_generation
     if not lowest <= generation <= starting_generation:
-        who = "A Caitiff" if caitiff else "A new character"
+        if caitiff:
+            message = _(
+                "A Caitiff starts between generation %(start)s and %(lowest)s, got %(got)s "
+                "(CRE-05)."
+            )
+        else:
+            message = _(
+                "A new character starts between generation %(start)s and %(lowest)s, got "
+                "%(got)s (CRE-05)."
+            )
         raise ValueError(
-            f"{who} starts between generation {starting_generation} and {lowest}, "
-            f"got {generation} (CRE-05)."
+            message % {"start": starting_generation, "lowest": lowest, "got": generation}
         )
 
 
@@ -1082,7 +1264,7 @@ def control_traits(
     ):
         _int(name, value)
     if animalism_1b and discipline_levels < LEVEL_NUMBERS["1b"]:
-        raise ValueError("Animalism 1b means at least 2 discipline levels are owned.")
+        raise ValueError(_("Animalism 1b means at least 2 discipline levels are owned."))
     floor = extra_control + willpower
     base = max(generation - discipline_levels - childer - diableries + floor, floor)
     adjusted = base + row.control_adjustment
@@ -1122,7 +1304,10 @@ def stored_blood_unusable_from(
     blood doesn't expire either.
     """
     if donor_type not in DONOR_TYPES:
-        raise ValueError(f"Unknown donor type {donor_type!r}; use one of {', '.join(DONOR_TYPES)}.")
+        raise ValueError(
+            _("Unknown donor type %(donor_type)s; use one of %(donor_types)s.")
+            % {"donor_type": repr(donor_type), "donor_types": ", ".join(DONOR_TYPES)}
+        )
     _date("collected_on", collected_on)
     _int("kine_blood_months", kine_blood_months, minimum=1)
     if donor_type == "kindred" or (
@@ -1226,9 +1411,11 @@ def bond_state(
             raise ValueError("Each drink needs a tuple of one or more donor ids.")
         donors = tuple(drink.donors)
         if not drink.mixed and len(donors) != 1:
-            raise ValueError("An unmixed drink has exactly one donor; mark blood of several mixed.")
+            raise ValueError(
+                _("An unmixed drink has exactly one donor; mark blood of several mixed.")
+            )
         if len(set(donors)) != len(donors):
-            raise ValueError("List each donor of a mixed drink once.")
+            raise ValueError(_("List each donor of a mixed drink once."))
         if drink.night <= on:
             drink_list.append(Drink(drink.night, donors, drink.mixed))
     drink_list.sort(key=lambda d: d.night)
@@ -1332,11 +1519,17 @@ def check_new_request(*, bound: bool, active_requests: int) -> None:
     on that thrall; a 5th is rejected."""
     _int("active_requests", active_requests)
     if not bound:
-        raise ValueError("Only a bound thrall can be given requests (BND-09).")
+        raise ValueError(_("Only a bound thrall can be given requests (BND-09)."))
     if active_requests >= MAX_ACTIVE_REQUESTS:
         raise ValueError(
-            f"A regnant may have at most {MAX_ACTIVE_REQUESTS} requests in force per thrall "
-            "(BND-09); drop one first."
+            ngettext(
+                "A regnant may have at most %(count)s requests in force per thrall (BND-09); "
+                "drop one first.",
+                "A regnant may have at most %(count)s requests in force per thrall (BND-09); "
+                "drop one first.",
+                MAX_ACTIVE_REQUESTS,
+            )
+            % {"count": MAX_ACTIVE_REQUESTS}
         )
 
 
@@ -1417,12 +1610,13 @@ def downgraded_concealability(concealability: str, *, already_downgraded: bool) 
     """ITM-03: once per item, one step: red → yellow or yellow → blue."""
     if concealability not in CONCEALABILITY:
         raise ValueError(
-            f"Unknown concealability {concealability!r}; use {', '.join(CONCEALABILITY)}."
+            _("Unknown concealability %(concealability)s; use %(choices)s.")
+            % {"concealability": repr(concealability), "choices": ", ".join(CONCEALABILITY)}
         )
     if already_downgraded:
-        raise ValueError("An item's concealment can be downgraded only once (ITM-03).")
+        raise ValueError(_("An item's concealment can be downgraded only once (ITM-03)."))
     if concealability == "blue":
-        raise ValueError("A blue (jacket) item is already as concealable as items get.")
+        raise ValueError(_("A blue (jacket) item is already as concealable as items get."))
     return CONCEALABILITY[CONCEALABILITY.index(concealability) - 1]
 
 
@@ -1444,7 +1638,7 @@ def sewer_search_succeeds(searchers: Sequence[int], defenders: Sequence[int]) ->
     the defenders' lore (≥, unlike HAV-25b's strict >). INTERPRETATION: the defenders are the
     characters who created or own the location; with none, any search finds it."""
     if not searchers:
-        raise ValueError("A sewer search needs at least one searcher.")
+        raise ValueError(_("A sewer search needs at least one searcher."))
     for lore in (*searchers, *defenders):
         _int("sewer lore", lore, maximum=MAX_SEWER_LORE)
     return sum(searchers) >= SEWER_SEARCH_FACTOR * sum(defenders)
@@ -1461,6 +1655,12 @@ def check_torpor_hold(*, consecutive_downtimes_held: int, torpor_hold_cycles: in
     _int("torpor_hold_cycles", torpor_hold_cycles, minimum=1)
     if consecutive_downtimes_held >= torpor_hold_cycles:
         raise ValueError(
-            f"A torpor hold lasts at most {torpor_hold_cycles} month(s) (TOR-01); the "
-            "character recovers overnight and may act this downtime."
+            ngettext(
+                "A torpor hold lasts at most %(count)s month(s) (TOR-01); the character "
+                "recovers overnight and may act this downtime.",
+                "A torpor hold lasts at most %(count)s month(s) (TOR-01); the character "
+                "recovers overnight and may act this downtime.",
+                torpor_hold_cycles,
+            )
+            % {"count": torpor_hold_cycles}
         )

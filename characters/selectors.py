@@ -12,13 +12,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.access import is_staff
 from chronicle.models import Membership
 from chronicle.rules import settings_for
+from chronicle.stored_text import stored_text
 
 from . import rules
 from .models import (
+    INFLUENCE_LABELS,
     Bond,
     BondKind,
     Character,
@@ -40,7 +44,7 @@ from .services.ledger import xp_balances
 
 CHART_WIDTH = 320
 CHART_HEIGHT = 80
-BOND_BEGINNING = "You feel the beginning of a bond."
+BOND_BEGINNING = gettext_noop("You feel the beginning of a bond.")
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,11 @@ class Sheet:
     abilities: list[tuple[str, int]] = field(default_factory=list)
     maximums: rules.GenerationMaximums | None = None  # CRE-07
 
+    @property
+    def influence_lines(self) -> list[tuple[str, int]]:
+        """INF-01: the five influences, named in the reader's language, with their ratings."""
+        return [(str(INFLUENCE_LABELS[name]), value) for name, value in self.influences.items()]
+
 
 def chart_points(balances: list[tuple[dt.datetime, Decimal]]) -> str:
     """The SVG polyline points of the balance over time: x is time, y the balance, scaled into
@@ -145,11 +154,18 @@ def _bond_lines(bonds: list[Bond], *, staff: bool) -> list[BondLine]:
     show nothing. Staff see everything."""
     lines = []
     for bond in bonds:
+        names = {"kind": bond.get_kind_display(), "regnant": bond.regnant.name}
         if staff:
-            state = "bound" if bond.bound else f"level {bond.level}"
+            if bond.bound:
+                text = _("%(kind)s to %(regnant)s (bound)") % names
+            else:
+                text = _("%(kind)s to %(regnant)s (level %(level)s)") % {
+                    **names,
+                    "level": bond.level,
+                }
             lines.append(
                 BondLine(
-                    text=f"{bond.get_kind_display()} to {bond.regnant.name} ({state})",
+                    text=text,
                     regnant=bond.regnant.name,
                     kind=bond.kind,
                     bound=bond.bound,
@@ -160,7 +176,7 @@ def _bond_lines(bonds: list[Bond], *, staff: bool) -> list[BondLine]:
         elif bond.bound:
             lines.append(
                 BondLine(
-                    text=f"{bond.get_kind_display()} to {bond.regnant.name}",
+                    text=_("%(kind)s to %(regnant)s") % names,
                     regnant=bond.regnant.name,
                     kind=bond.kind,
                     bound=True,
@@ -171,7 +187,7 @@ def _bond_lines(bonds: list[Bond], *, staff: bool) -> list[BondLine]:
         elif bond.kind == BondKind.PURE and bond.level == 2:
             lines.append(
                 BondLine(
-                    text=BOND_BEGINNING,
+                    text=_(BOND_BEGINNING),
                     regnant=None,
                     kind=bond.kind,
                     bound=False,
@@ -246,7 +262,7 @@ def sheet_for(
         )
         donors = [donor.name for donor in stored.donors.all()]
         if stored.donor_note:
-            donors.append(stored.donor_note)
+            donors.append(stored_text(stored.donor_note))
         blood.append(BloodLine(stored, donors, expired))
 
     bonds = list(

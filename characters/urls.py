@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from .views import creation, imports, people, purchases, roster, sheet, staff
+from .views import creation, imports, people, purchases, roster, sheet, sign_in, staff
 
 urlpatterns = [
     # roster.py: the ST list (search, filters) and a player's own list
@@ -16,9 +16,12 @@ urlpatterns = [
     path("characters/<int:pk>/check/", creation.character_check, name="character_check"),
     path("characters/<int:pk>/submit/", creation.character_submit, name="character_submit"),
     path("characters/<int:pk>/review/", creation.character_review, name="character_review"),
-    # sheet.py: the sheet, its print version and the XP history
+    # sheet.py: the sheet, its print version, its PDF and the XP history
     path("characters/<int:pk>/", sheet.character_sheet, name="character_sheet"),
     path("characters/<int:pk>/print/", sheet.character_print, name="character_print"),
+    path("characters/<int:pk>/sheet.pdf", sheet.character_sheet_pdf, name="character_sheet_pdf"),
+    # sign_in.py: a game's sign-in sheet for the door, as a PDF (its page is the chronicle app's)
+    path("games/<int:number>/sign-in.pdf", sign_in.game_sign_in_pdf, name="game_sign_in_pdf"),
     # purchases.py: XP purchases in play (XP-01) and the ST sign-off queue
     path("characters/<int:pk>/buy/", purchases.purchase_create, name="purchase_create"),
     path("characters/<int:pk>/buy/preview/", purchases.purchase_preview, name="purchase_preview"),

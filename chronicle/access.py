@@ -20,8 +20,10 @@ from .models import (
     Cycle,
     Game,
     Invitation,
+    MailLog,
     Membership,
     MembershipEvent,
+    Message,
     Role,
 )
 
@@ -53,13 +55,13 @@ def membership_for(user: User, slug: str) -> Membership:
     try:
         return memberships_of(user).get(chronicle__slug=slug)
     except Membership.DoesNotExist:
-        raise Http404("No such chronicle.") from None
+        raise Http404(_("No such chronicle.")) from None
 
 
 def acting_user(user: User) -> AuthUser:
     """The signed-in user behind a write (pages and endpoints already require a login)."""
     if not isinstance(user, AuthUser):
-        raise PermissionDenied("Log in first.")
+        raise PermissionDenied(_("Log in first."))
     return user
 
 
@@ -73,12 +75,12 @@ def is_admin(membership: Membership) -> bool:
 
 def require_staff(membership: Membership) -> None:
     if not is_staff(membership):
-        raise PermissionDenied("Only the chronicle's storytellers and admins may do this.")
+        raise PermissionDenied(_("Only the chronicle's storytellers and admins may do this."))
 
 
 def require_admin(membership: Membership) -> None:
     if not is_admin(membership):
-        raise PermissionDenied("Only the chronicle's admins may do this.")
+        raise PermissionDenied(_("Only the chronicle's admins may do this."))
 
 
 # --- The chronicle app's objects ---------------------------------------------------------------
@@ -94,11 +96,11 @@ def memberships_visible_to(membership: Membership) -> QuerySet[Membership]:
 
 def member_for(membership: Membership, user_id: int) -> Membership:
     if not 0 < user_id <= MAX_ID:
-        raise Http404("No such member.")
+        raise Http404(_("No such member."))
     try:
         return memberships_visible_to(membership).get(user_id=user_id)
     except Membership.DoesNotExist:
-        raise Http404("No such member.") from None
+        raise Http404(_("No such member.")) from None
 
 
 def players_of(membership: Membership) -> QuerySet[Membership]:
@@ -114,11 +116,11 @@ def games_visible_to(membership: Membership) -> QuerySet[Game]:
 
 def game_for(membership: Membership, number: int) -> Game:
     if not 0 < number <= MAX_ID:
-        raise Http404("No such game.")
+        raise Http404(_("No such game."))
     try:
         return games_visible_to(membership).get(number=number)
     except Game.DoesNotExist:
-        raise Http404("No such game.") from None
+        raise Http404(_("No such game.")) from None
 
 
 def game_for_edit(membership: Membership, number: int) -> Game:
@@ -146,11 +148,11 @@ def cycles_visible_to(membership: Membership) -> QuerySet[Cycle]:
 
 def cycle_for(membership: Membership, game_number: int) -> Cycle:
     if not 0 < game_number <= MAX_ID:
-        raise Http404("No such cycle.")
+        raise Http404(_("No such cycle."))
     try:
         return cycles_visible_to(membership).get(game__number=game_number)
     except Cycle.DoesNotExist:
-        raise Http404("No such cycle.") from None
+        raise Http404(_("No such cycle.")) from None
 
 
 def cycle_for_edit(membership: Membership, game_number: int) -> Cycle:
@@ -198,11 +200,11 @@ def invitations_visible_to(membership: Membership) -> QuerySet[Invitation]:
 
 def invitation_for(membership: Membership, invitation_id: int) -> Invitation:
     if not 0 < invitation_id <= MAX_ID:
-        raise Http404("No such invitation.")
+        raise Http404(_("No such invitation."))
     try:
         return invitations_visible_to(membership).get(pk=invitation_id)
     except Invitation.DoesNotExist:
-        raise Http404("No such invitation.") from None
+        raise Http404(_("No such invitation.")) from None
 
 
 def member_for_change(membership: Membership, user_id: int) -> Membership:
@@ -215,3 +217,39 @@ def membership_events_visible_to(membership: Membership) -> QuerySet[MembershipE
     return MembershipEvent.objects.filter(chronicle=membership.chronicle).select_related(
         "user", "by"
     )
+
+
+# --- Mail (issue 17) ---------------------------------------------------------------------------
+
+
+def messages_of(user: User) -> QuerySet[Message]:
+    """A person's inbox, across their chronicles: their own messages, nobody else's."""
+    if not user.is_authenticated:
+        return Message.objects.none()
+    return Message.objects.filter(recipient_id=user.pk).select_related("chronicle")
+
+
+def message_for(user: User, message_id: int) -> Message:
+    """One message of the user's inbox; another person's answers 404, as a missing one does."""
+    if not 0 < message_id <= MAX_ID:
+        raise Http404(_("No such message."))
+    try:
+        return messages_of(user).get(pk=message_id)
+    except Message.DoesNotExist:
+        raise Http404(_("No such message.")) from None
+
+
+def mail_log_visible_to(membership: Membership) -> QuerySet[MailLog]:
+    """The chronicle's mail log (who was written to, at which address): its admins only."""
+    require_admin(membership)
+    return MailLog.objects.filter(chronicle=membership.chronicle).select_related("recipient")
+
+
+def mail_log_entry_for(membership: Membership, log_id: int) -> MailLog:
+    require_admin(membership)
+    if not 0 < log_id <= MAX_ID:
+        raise Http404(_("No such mail."))
+    try:
+        return mail_log_visible_to(membership).get(pk=log_id)
+    except MailLog.DoesNotExist:
+        raise Http404(_("No such mail.")) from None

@@ -3,7 +3,9 @@
     {"error": {"code": "invalid", "message": "...", "fields": {"date": ["..."]}}}
 
 `fields` is present only for input errors. Django's own `ValidationError` (raised by services),
-`Http404` and `PermissionDenied` come out in the same shape.
+`Http404` and `PermissionDenied` come out in the same shape. `message` is in the request's
+language (LocaleMiddleware and chronicle.middleware activate it; DRF's own texts come from its
+catalogs, services' from ours).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, HttpRequest, JsonResponse
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -40,7 +43,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         else:
             exc = exceptions.ValidationError({"non_field_errors": exc.messages})
     elif isinstance(exc, Http404):
-        exc = exceptions.NotFound(str(exc) or "Not found.")
+        exc = exceptions.NotFound(str(exc) or None)
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or None)
 
@@ -53,7 +56,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if not isinstance(detail, dict):
             detail = {"non_field_errors": detail}
         general = detail.pop("non_field_errors", None)
-        message = " ".join(general) if general else "Some fields need attention."
+        message = " ".join(general) if general else _("Some fields need attention.")
         fields = detail or None
         if general and fields:
             fields["non_field_errors"] = general

@@ -72,6 +72,20 @@ app.conf.beat_schedule = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    # Mail (issue 17): failed mails whose backoff is over and queued ones whose task was lost,
+    # for every kind; the sweep is idempotent (a row is claimed before it is sent).
+    "chronicle-sweep-mail": {
+        "task": "chronicle.tasks.sweep_mail",
+        "schedule": 300.0,
+        "options": {"expires": 290},
+    },
+    # The daily digests, from the morning hour on (chronicle.services.mail.digest): hourly, so a
+    # missed hour is caught up; the (person, day) key sends each digest once.
+    "chronicle-send-daily-digests": {
+        "task": "chronicle.tasks.send_daily_digests",
+        "schedule": 3600.0,
+        "options": {"expires": 3300},
+    },
     # DT-01: the reminder 48 hours before a deadline, once per character (keyed mails).
     "downtimes-send-reminders": {
         "task": "downtimes.tasks.send_downtime_reminders",

@@ -17,10 +17,12 @@ from typing import Any
 
 from celery import current_app
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from .languages import in_language_of
 from .models import Chronicle
 from .portability import PortabilityError, export_to_file
 
@@ -118,15 +120,19 @@ def export_job_run(*, chronicle_id: int, job_id: str) -> ExportJob | None:
         return job
     job.status = "running"
     _job_save(job)
-    try:
-        export_to_file(chronicle, export_job_file(job))
-    except PortabilityError as exc:
-        job.status, job.error = "failed", str(exc)
-    except OSError as exc:
-        log.exception("Export %s of chronicle %s could not be written", job_id, chronicle_id)
-        job.status, job.error = "failed", _("The file could not be written: %s") % exc.strerror
-    else:
-        job.status = "done"
+    # What went wrong is written for the admin who asked, in their language.
+    requester = get_user_model()._default_manager.filter(username=job.requested_by).first()
+    with in_language_of(requester):
+        try:
+            export_to_file(chronicle, export_job_file(job))
+        except PortabilityError as exc:
+            job.status, job.error = "failed", str(exc)
+        except OSError as exc:
+            log.exception("Export %s of chronicle %s could not be written", job_id, chronicle_id)
+            job.status = "failed"
+            job.error = _("The file could not be written: %(error)s") % {"error": exc.strerror}
+        else:
+            job.status = "done"
     job.finished_at = timezone.now().isoformat()
     _job_save(job)
     return job

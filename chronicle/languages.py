@@ -11,14 +11,19 @@ from django.conf import settings
 from django.utils import translation
 
 
-def language_of(user: Any) -> str:
-    """The saved choice of `user` (a User or None), or LANGUAGE_CODE when there is none."""
+def saved_language_of(user: Any) -> str:
+    """The language `user` (a User or None) chose and saved, or "" when they chose none."""
     if user is None or not getattr(user, "pk", None):
-        return settings.LANGUAGE_CODE
+        return ""
     from .models import Profile
 
     language = Profile.objects.filter(user_id=user.pk).values_list("language", flat=True).first()
-    return language or settings.LANGUAGE_CODE
+    return language or ""
+
+
+def language_of(user: Any) -> str:
+    """The saved choice of `user` (a User or None), or LANGUAGE_CODE when there is none."""
+    return saved_language_of(user) or settings.LANGUAGE_CODE
 
 
 @contextmanager

@@ -9,18 +9,22 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from . import rules
 
 
 def validate_timezone(value: str) -> None:
     if value not in zoneinfo.available_timezones():
-        raise ValidationError(f"{value!r} is not a time zone name such as America/New_York.")
+        raise ValidationError(
+            _("%(value)s is not a time zone name such as America/New_York.")
+            % {"value": repr(value)}
+        )
 
 
 def validate_house_rules(value: Any) -> None:
     if not isinstance(value, dict):
-        raise ValidationError("House rules must be a mapping of setting names to values.")
+        raise ValidationError(_("House rules must be a mapping of setting names to values."))
     try:
         rules.house_rules_from(value)
     except ValueError as exc:
@@ -55,9 +59,9 @@ class Chronicle(models.Model):
 
 
 class Role(models.TextChoices):
-    PLAYER = "player", "Player"
-    STORYTELLER = "storyteller", "Storyteller"
-    ADMIN = "admin", "Admin"
+    PLAYER = "player", _("Player")
+    STORYTELLER = "storyteller", _("Storyteller")
+    ADMIN = "admin", _("Admin")
 
 
 class Membership(models.Model):
@@ -97,7 +101,11 @@ class Game(models.Model):
         ordering = ["chronicle", "date", "number"]
 
     def __str__(self) -> str:
-        return f"Game {self.number} ({self.date:%Y-%m-%d})"
+        # Messages name a game through this, so it reads in the language of the page.
+        return _("Game %(number)s (%(date)s)") % {
+            "number": self.number,
+            "date": self.date.isoformat(),
+        }
 
 
 class Attendance(models.Model):
@@ -124,10 +132,10 @@ class Attendance(models.Model):
 
 
 class CycleStatus(models.TextChoices):
-    OPEN = "open", "Open"
-    CLOSED = "closed", "Closed"
-    RESOLVED = "resolved", "Resolved (preview)"
-    RELEASED = "released", "Released"
+    OPEN = "open", pgettext_lazy("downtime", "Open")
+    CLOSED = "closed", pgettext_lazy("downtime", "Closed")
+    RESOLVED = "resolved", pgettext_lazy("downtime", "Resolved (preview)")
+    RELEASED = "released", pgettext_lazy("downtime", "Released")
 
 
 class Cycle(models.Model):
@@ -136,7 +144,9 @@ class Cycle(models.Model):
 
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="cycles")
     game = models.OneToOneField(Game, on_delete=models.CASCADE, related_name="cycle")
-    deadline_at = models.DateTimeField(help_text="23:59 of DT-01's deadline day, chronicle time.")
+    deadline_at = models.DateTimeField(
+        help_text=_("23:59 of DT-01's deadline day, chronicle time.")
+    )
     status = models.CharField(
         max_length=16, choices=CycleStatus.choices, default=CycleStatus.OPEN, db_index=True
     )
@@ -177,7 +187,7 @@ class CycleTransition(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="Empty when the deadline task closed the cycle.",
+        help_text=_("Empty when the deadline task closed the cycle."),
     )
 
     class Meta:
@@ -303,3 +313,196 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.language or 'browser'})"
+
+
+class CalendarFeed(models.Model):
+    """A member's private calendar address (`/c/<slug>/calendar/<token>.ics`), for phone
+    calendars, which cannot log in. Renewing replaces the token: the old address stops at once.
+
+    The token is kept as it is, not hashed (unlike an invitation's): like Google's secret iCal
+    address it is a read-only, revocable view of a schedule the member already sees, and a
+    member who adds a second phone must be able to read the address again on their account
+    page. A hash would mean a new address, and every other device re-subscribing, each time.
+    It goes with the membership: a member who leaves has no address left."""
+
+    membership = models.OneToOneField(
+        Membership, on_delete=models.CASCADE, related_name="calendar_feed"
+    )
+    token = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"Calendar feed of {self.membership}"
+
+
+# --- Mail: the inbox, each person's choices, and the log of every e-mail (issue 17) -----------
+
+
+class MailKind(models.TextChoices):
+    """Every kind of mail Chronicle sends. The first group are notices a person may choose how
+    to receive (an inbox message always, an e-mail at once, in a daily digest, or not);
+    TRANSACTIONAL_KINDS are sent at once and never kept in an inbox: their link is a secret
+    for one address, or they go to someone without an account."""
+
+    RECEIPT = "receipt", _("Downtime receipts")
+    REMINDER = "reminder", _("Downtime reminders")
+    RESULTS = "results", _("Downtime results")
+    CHARACTER = "character", _("Character approval")
+    PURCHASE = "purchase", _("XP purchases")
+    BOND = "bond", _("Blood bonds")
+    TORPOR = "torpor", _("Torpor and captivity")
+    BLOOD = "blood", _("Stored blood")
+    DIABLERIE = "diablerie", _("Diablerie")
+    ALARM = "alarm", _("Haven alarms")
+    RENEWAL = "renewal", _("Requests for a new invitation")
+    OTHER = "other", _("Other notices")
+    INVITATION = "invitation", _("Invitations")
+    ACCOUNT = "account", _("E-mail address confirmations")
+    PASSWORD_RESET = "password_reset", _("Password resets")
+    DIGEST = "digest", _("Daily digest")
+
+
+TRANSACTIONAL_KINDS = frozenset(
+    {MailKind.INVITATION, MailKind.ACCOUNT, MailKind.PASSWORD_RESET, MailKind.DIGEST}
+)
+PERSONAL_KINDS = tuple(kind for kind in MailKind if kind not in TRANSACTIONAL_KINDS)
+
+
+class MailChoice(models.TextChoices):
+    IMMEDIATE = "immediate", _("E-mail at once")
+    DIGEST = "digest", _("Daily digest")
+    INBOX = "inbox", _("Inbox only")
+
+
+class MailStatus(models.TextChoices):
+    QUEUED = "queued", _("Queued")
+    SENT = "sent", _("Sent")
+    FAILED = "failed", _("Failed")
+    SKIPPED = "skipped", _("Skipped")
+
+
+class SkipReason(models.TextChoices):
+    CHOICE = "choice", _("The recipient reads this kind in the inbox only.")
+    NO_ADDRESS = "no_address", _("The recipient has no e-mail address.")
+
+
+class MailPreference(models.Model):
+    """How one person receives one kind of notice; no row means an e-mail at once."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="mail_preferences"
+    )
+    kind = models.CharField(max_length=32, choices=MailKind.choices)
+    choice = models.CharField(
+        max_length=16, choices=MailChoice.choices, default=MailChoice.IMMEDIATE
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "kind"], name="one_mail_preference_per_kind"),
+            models.CheckConstraint(
+                condition=Q(choice__in=MailChoice.values), name="mail_preference_choice_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.kind} by {self.choice}"
+
+
+class MailLog(models.Model):
+    """One e-mail, owed or sent: the admins' mail log, and the row the worker claims to send it.
+
+    `body` is kept only while the mail is owed (an invitation's or a password reset's link is a
+    secret that exists nowhere else once sent); the inbox keeps a notice's text. `key` makes a
+    keyed mail (a notice, a day's digest) exist once; `next_attempt_at` is when the sweeper
+    next looks at a row still queued (a lost task) or failed (the backoff)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    address = models.EmailField(blank=True)
+    chronicle = models.ForeignKey(
+        Chronicle, null=True, blank=True, on_delete=models.CASCADE, related_name="mail_log"
+    )
+    kind = models.CharField(max_length=32, choices=MailKind.choices)
+    key = models.CharField(max_length=160, null=True, blank=True, unique=True)
+    subject = models.CharField(max_length=200)
+    body = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=MailStatus.choices)
+    reason = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=MailStatus.values), name="mail_log_status_known"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["chronicle", "-created_at"], name="mail_log_by_chronicle"),
+            models.Index(
+                fields=["next_attempt_at"],
+                condition=Q(status__in=["queued", "failed"]),
+                name="mail_log_owed",
+            ),
+        ]
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} to {self.address or self.recipient_id} ({self.status})"
+
+    @property
+    def reason_text(self) -> str:
+        if self.status == MailStatus.SKIPPED and self.reason in SkipReason.values:
+            return str(SkipReason(self.reason).label)
+        return self.reason
+
+
+class Message(models.Model):
+    """A notice in its recipient's inbox: every notice Chronicle sends is one, whatever became
+    of its e-mail, so a mail lost to a spam filter is still read. `delivery` is the recipient's
+    choice when it arrived (a later change does not move it into or out of a digest)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inbox_messages"
+    )
+    chronicle = models.ForeignKey(
+        Chronicle, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    kind = models.CharField(max_length=32, choices=MailKind.choices)
+    key = models.CharField(max_length=160, unique=True)
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    delivery = models.CharField(max_length=16, choices=MailChoice.choices)
+    created_at = models.DateTimeField()
+    read_at = models.DateTimeField(null=True, blank=True)
+    digest = models.ForeignKey(
+        MailLog,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="digest_messages",
+        help_text=_("The daily digest that carried this message."),
+    )
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["recipient", "-created_at"], name="message_inbox"),
+            models.Index(
+                fields=["recipient"],
+                condition=Q(read_at__isnull=True),
+                name="message_unread",
+            ),
+            models.Index(
+                fields=["recipient", "created_at"],
+                condition=Q(delivery="digest", digest__isnull=True),
+                name="message_digest_owed",
+            ),
+        ]
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.subject} (to {self.recipient_id})"

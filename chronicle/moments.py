@@ -8,11 +8,32 @@ import datetime as dt
 import zoneinfo
 from typing import Any
 
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.formats import date_format
 
 MOMENT_FORMAT = "D j M Y, H:i T"
 DAY_FORMAT = "D j M Y"
+# (moment, day) per language; the day and month names come from Django's own catalogs. Italian
+# and Catalan write an abbreviated month in lower case ("Mar 8 dic 2026", "dt. 8 des. 2026").
+FORMATS = {
+    "en": (MOMENT_FORMAT, DAY_FORMAT),
+    "it": ("D j b Y, H:i T", "D j b Y"),
+    "ca": ("D j b Y, H:i T", "D j b Y"),
+}
+
+
+def _formats() -> tuple[str, str]:
+    """The active language's formats ("it" for "it-ch"); English's for one without its own."""
+    language = (translation.get_language() or "en").split("-")[0].lower()
+    return FORMATS.get(language, FORMATS["en"])
+
+
+def moment_format() -> str:
+    return _formats()[0]
+
+
+def day_format() -> str:
+    return _formats()[1]
 
 
 def zone_of(where: Any) -> dt.tzinfo:
@@ -39,10 +60,10 @@ def local(value: dt.datetime, where: Any = None) -> dt.datetime:
 
 def moment_text(value: dt.datetime, where: Any = None) -> str:
     """A moment as plain text in the chronicle's zone, for e-mails and API text."""
-    return date_format(local(value, where), MOMENT_FORMAT)
+    return date_format(local(value, where), moment_format())
 
 
 def day_text(value: dt.datetime | dt.date, where: Any = None) -> str:
     if isinstance(value, dt.datetime):
         value = local(value, where).date()
-    return date_format(value, DAY_FORMAT)
+    return date_format(value, day_format())

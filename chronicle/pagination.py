@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -15,5 +16,7 @@ class Pagination(LimitOffsetPagination):
     def get_offset(self, request: Request) -> int:
         offset = super().get_offset(request)
         if offset > MAX_ID:
-            raise exceptions.ValidationError({"offset": f"offset must be at most {MAX_ID}."})
+            raise exceptions.ValidationError(
+                {"offset": _("offset must be at most %(highest)s.") % {"highest": MAX_ID}}
+            )
         return offset

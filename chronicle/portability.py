@@ -65,13 +65,16 @@ from django.utils.translation import gettext as _
 
 from .models import (
     Attendance,
+    CalendarFeed,
     Chronicle,
     Cycle,
     CycleTransition,
     Game,
     Invitation,
+    MailLog,
     Membership,
     MembershipEvent,
+    Message,
 )
 
 log = logging.getLogger(__name__)
@@ -111,7 +114,15 @@ PORTABLE: list[Portable] = [
     Portable(Cycle, lambda c: Cycle.objects.filter(chronicle=c)),
     Portable(CycleTransition, lambda c: CycleTransition.objects.filter(cycle__chronicle=c)),
 ]
-NOT_EXPORTED: dict[type[models.Model], str] = {}
+NOT_EXPORTED: dict[type[models.Model], str] = {
+    # A secret copied into an export file is a secret leaked; after an import, members make a
+    # new address from their account page.
+    CalendarFeed: "private calendar addresses are secrets; members make new ones",
+    # Delivery records of this deployment's mail: the keyed notices they came from
+    # (characters.Notification) travel, and a digest or retry means nothing elsewhere.
+    MailLog: "the mail log records this deployment's deliveries",
+    Message: "inbox messages are copies of the notices, whose keyed rows travel",
+}
 
 
 def own_data(user: Any, chronicle: Chronicle) -> OwnRows:

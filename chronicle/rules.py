@@ -53,6 +53,22 @@ def ngettext(singular: str, plural: str, count: int) -> str:
     return _translate_plural(singular, plural, count)
 
 
+_CONTEXT_SEPARATOR = "\x04"
+
+
+def pgettext(context: str, message: str) -> str:
+    """One English word with two senses ("Business" the influence, a business): gettext's
+    context, looked up exactly as Django's pgettext does, through the installed gettext."""
+    result = _translate(f"{context}{_CONTEXT_SEPARATOR}{message}")
+    return message if _CONTEXT_SEPARATOR in result else result
+
+
+def gettext_noop(message: str) -> str:
+    """Marks a module-level text for the catalog without translating it yet (it is read
+    before any language is active); whoever shows it passes it through gettext then."""
+    return message
+
+
 def whole_number(
     name: str, value: object, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
@@ -61,9 +77,15 @@ def whole_number(
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a whole number, got {value!r}.")
     if minimum is not None and value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}.")
+        raise ValueError(
+            _("%(name)s must be at least %(minimum)s, got %(value)s.")
+            % {"name": name, "minimum": minimum, "value": value}
+        )
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}.")
+        raise ValueError(
+            _("%(name)s must be at most %(maximum)s, got %(value)s.")
+            % {"name": name, "maximum": maximum, "value": value}
+        )
     return value
 
 
@@ -86,7 +108,9 @@ def downtime_deadline(
     try:
         return game_date + dt.timedelta(days=days_to_first + 7 * (weeks_after - 1))
     except OverflowError:
-        raise ValueError(f"{game_date} is too far in the future to have a deadline.") from None
+        raise ValueError(
+            _("%(date)s is too far in the future to have a deadline.") % {"date": game_date}
+        ) from None
 
 
 def deadline_moment(
@@ -102,9 +126,12 @@ def supermajority_passes(yes: int, eligible: int) -> bool:
     yes = whole_number("yes", yes)
     eligible = whole_number("eligible", eligible)
     if eligible < 1:
-        raise ValueError("At least one person must be eligible to vote.")
+        raise ValueError(_("At least one person must be eligible to vote."))
     if not 0 <= yes <= eligible:
-        raise ValueError(f"yes votes must be between 0 and {eligible} (the eligible voters).")
+        raise ValueError(
+            _("yes votes must be between 0 and %(eligible)s (the eligible voters).")
+            % {"eligible": eligible}
+        )
     return 3 * yes >= 2 * eligible
 
 
@@ -124,9 +151,12 @@ def ratio_class(high: int, low: int, *, zero_low_is_automatic: bool = True) -> s
     high = whole_number("high", high)
     low = whole_number("low", low)
     if low < 0:
-        raise ValueError("Bids cannot be negative.")
+        raise ValueError(_("Bids cannot be negative."))
     if high < low:
-        raise ValueError(f"high ({high}) must be at least low ({low}); swap the bids.")
+        raise ValueError(
+            _("high (%(high)s) must be at least low (%(low)s); swap the bids.")
+            % {"high": high, "low": low}
+        )
     if high == low:
         return "even"
     if low == 0:
@@ -156,145 +186,193 @@ class HouseRules:
     """
 
     # General
-    month_is_game_cycle: bool = _setting(True, "GEN", "A rules 'month' is one game cycle")
+    month_is_game_cycle: bool = _setting(
+        True, "GEN", gettext_noop("A rules 'month' is one game cycle")
+    )
     cheating_second_offense_fraction: Decimal = _setting(
-        Decimal("0.5"), "GEN-02", "Share of lifetime earned XP removed at a 2nd cheating offense"
+        Decimal("0.5"),
+        "GEN-02",
+        gettext_noop("Share of lifetime earned XP removed at a 2nd cheating offense"),
     )
     zero_low_bid_is_automatic: bool = _setting(
-        True, "TST-01", "A positive bid against a bid of 0 wins automatically"
+        True, "TST-01", gettext_noop("A positive bid against a bid of 0 wins automatically")
     )
     # Clans and creation
     ventrue_herd_mode: str = _setting(
         "double_cost",
         "CLN-03",
-        "What 'Herd costs twice as much' means for Ventrue",
+        gettext_noop("What 'Herd costs twice as much' means for Ventrue"),
         ("double_cost", "half_yield"),
     )
     free_basic_discipline_levels: int = _setting(
-        3, "CRE-01", "Free basic in-clan discipline levels for a new kindred"
+        3, "CRE-01", gettext_noop("Free basic in-clan discipline levels for a new kindred")
     )
     clan_disadvantages_replace_minimum: bool = _setting(
-        True, "CRE-02", "Malkavian/Nosferatu disadvantage rules replace the general minimum"
+        True,
+        "CRE-02",
+        gettext_noop("Malkavian/Nosferatu disadvantage rules replace the general minimum"),
     )
     ghoul_disciplines_out_of_clan: bool = _setting(
-        True, "CRE-03", "Ghouls pay out-of-clan prices for their disciplines"
+        True, "CRE-03", gettext_noop("Ghouls pay out-of-clan prices for their disciplines")
     )
-    starting_generation: int = _setting(13, "CRE-05", "Generation every character starts at")
+    starting_generation: int = _setting(
+        13, "CRE-05", gettext_noop("Generation every character starts at")
+    )
     generation_step_cost: int = _setting(
-        2, "CRE-05/XP-03", "Cost per generation step (not Caitiff)"
+        2, "CRE-05/XP-03", gettext_noop("Cost per generation step (not Caitiff)")
     )
-    caitiff_generation_step_cost: int = _setting(3, "CRE-05", "Cost per generation step, Caitiff")
+    caitiff_generation_step_cost: int = _setting(
+        3, "CRE-05", gettext_noop("Cost per generation step, Caitiff")
+    )
     lowest_creation_generation: int = _setting(
-        8, "CRE-05", "Lowest generation a non-Caitiff may buy at creation"
+        8, "CRE-05", gettext_noop("Lowest generation a non-Caitiff may buy at creation")
     )
-    trait_cost: int = _setting(1, "CRE-06", "Cost of one trait")
-    ability_cost: int = _setting(1, "CRE-06", "Cost of one ability")
-    willpower_cost: int = _setting(3, "CRE-06", "Cost of one willpower")
+    trait_cost: int = _setting(1, "CRE-06", gettext_noop("Cost of one trait"))
+    ability_cost: int = _setting(1, "CRE-06", gettext_noop("Cost of one ability"))
+    willpower_cost: int = _setting(3, "CRE-06", gettext_noop("Cost of one willpower"))
     extra_control_cost: int = _setting(
-        0, "CRE-06", "Cost of one extra control trait (0 = not for sale yet)"
+        0, "CRE-06", gettext_noop("Cost of one extra control trait (0 = not for sale yet)")
     )
     generation_table_base: int = _setting(
-        10, "CRE-07", "Trait, willpower and blood maximum at 13th generation (+1 per step down)"
+        10,
+        "CRE-07",
+        gettext_noop("Trait, willpower and blood maximum at 13th generation (+1 per step down)"),
     )
     gangrel_only_choose_form_at_creation: bool = _setting(
-        True, "CRE-08", "Only Gangrel choose Wolf or Bat at creation; others at first 2a"
+        True,
+        "CRE-08",
+        gettext_noop("Only Gangrel choose Wolf or Bat at creation; others at first 2a"),
     )
     background_blocks_freebies: bool = _setting(
-        False, "CRE-09", "An unapproved background also blocks creation freebies"
+        False, "CRE-09", gettext_noop("An unapproved background also blocks creation freebies")
     )
     # Disciplines and control
-    discipline_cost_basic: int = _setting(3, "DIS-03", "Base cost of a 1a or 1b level")
-    discipline_cost_intermediate: int = _setting(6, "DIS-03", "Base cost of a 2a or 2b level")
-    discipline_cost_advanced: int = _setting(9, "DIS-03", "Base cost of a 3a level")
+    discipline_cost_basic: int = _setting(
+        3, "DIS-03", gettext_noop("Base cost of a 1a or 1b level")
+    )
+    discipline_cost_intermediate: int = _setting(
+        6, "DIS-03", gettext_noop("Base cost of a 2a or 2b level")
+    )
+    discipline_cost_advanced: int = _setting(9, "DIS-03", gettext_noop("Base cost of a 3a level"))
     caitiff_surcharge_at_creation: bool = _setting(
-        True, "DIS-06", "The Caitiff +1 per out-of-clan level applies at creation too"
+        True, "DIS-06", gettext_noop("The Caitiff +1 per out-of-clan level applies at creation too")
     )
     caitiff_chosen_count_in_clan_for_teaching: bool = _setting(
-        True, "DIS-07", "A Caitiff's three chosen disciplines count as in-clan for teaching"
+        True,
+        "DIS-07",
+        gettext_noop("A Caitiff's three chosen disciplines count as in-clan for teaching"),
     )
     discipline_levels_per_cycle: int = _setting(
-        1, "DIS-08", "Discipline levels a character may buy per cycle in play"
+        1, "DIS-08", gettext_noop("Discipline levels a character may buy per cycle in play")
     )
     control_adjust_before_cap: bool = _setting(
-        True, "CTL-01", "Clan and Animalism adjustments apply before the control cap"
+        True, "CTL-01", gettext_noop("Clan and Animalism adjustments apply before the control cap")
     )
     # Blood and bonds
-    kine_blood_months: int = _setting(3, "BLD-03", "Months before stored kine blood is unusable")
-    mixed_kindred_blood_expires: bool = _setting(
-        False, "BLD-03", "Mixed kindred blood expires like kine blood"
+    kine_blood_months: int = _setting(
+        3, "BLD-03", gettext_noop("Months before stored kine blood is unusable")
     )
-    herd_yield: int = _setting(3, "BLD-04", "Blood per point of Herd")
+    mixed_kindred_blood_expires: bool = _setting(
+        False, "BLD-03", gettext_noop("Mixed kindred blood expires like kine blood")
+    )
+    herd_yield: int = _setting(3, "BLD-04", gettext_noop("Blood per point of Herd"))
     hunting_excess_becomes_stored: bool = _setting(
-        True, "BLD-04", "Herd blood beyond the pool becomes stored blood"
+        True, "BLD-04", gettext_noop("Herd blood beyond the pool becomes stored blood")
     )
     regnant_drink_refreshes_bond: bool = _setting(
-        True, "BND-02", "Drinking the regnant's own blood refreshes a pure bond's timer"
+        True,
+        "BND-02",
+        gettext_noop("Drinking the regnant's own blood refreshes a pure bond's timer"),
     )
-    pure_bond_months: int = _setting(12, "BND-03", "Months a pure bond lasts after the last drink")
+    pure_bond_months: int = _setting(
+        12, "BND-03", gettext_noop("Months a pure bond lasts after the last drink")
+    )
     bond_months_after_death: int = _setting(
-        1, "BND-03/06", "Months a bond lasts after the regnant's or donor's death"
+        1, "BND-03/06", gettext_noop("Months a bond lasts after the regnant's or donor's death")
     )
     shared_bond_months: int = _setting(
-        6, "BND-06", "Months a shared bond (and partial counts) last after the last drink"
+        6,
+        "BND-06",
+        gettext_noop("Months a shared bond (and partial counts) last after the last drink"),
     )
-    shared_bond_drinks: int = _setting(6, "BND-04", "Drinks of one donor that make a shared bond")
+    shared_bond_drinks: int = _setting(
+        6, "BND-04", gettext_noop("Drinks of one donor that make a shared bond")
+    )
     # Influence
     influence_lapses_each_cycle: bool = _setting(
-        True, "INF-03", "Unspent influence lapses at the end of each cycle"
+        True, "INF-03", gettext_noop("Unspent influence lapses at the end of each cycle")
     )
     influence_money_value: int = _setting(
-        0, "INF-05", "Money value of one influence point when cashed in (0 = ST decides)"
+        0,
+        "INF-05",
+        gettext_noop("Money value of one influence point when cashed in (0 = ST decides)"),
     )
     # Havens
     theft_control_games: int = _setting(
-        2, "HAV-07", "Consecutive games of control before a thief owns a haven"
+        2, "HAV-07", gettext_noop("Consecutive games of control before a thief owns a haven")
     )
     forsake_after_absent_games: int = _setting(
-        6, "HAV-06", "Games absent in a row before a haven is forsaken"
+        6, "HAV-06", gettext_noop("Games absent in a row before a haven is forsaken")
     )
     crypt_in_mobile_haven_is_mobile: bool = _setting(
-        True, "HAV-23", "A crypt inside a mobile outer haven counts as mobile"
+        True, "HAV-23", gettext_noop("A crypt inside a mobile outer haven counts as mobile")
     )
     mobile_havens_hiding_doubled: bool = _setting(
-        False, "HAV-25", "Mobile havens get doubled hiding points"
+        False, "HAV-25", gettext_noop("Mobile havens get doubled hiding points")
     )
     attack_needs_earlier_find: bool = _setting(
-        True, "HAV-25c", "An influence attack needs the haven found before this downtime"
+        True,
+        "HAV-25c",
+        gettext_noop("An influence attack needs the haven found before this downtime"),
     )
     potence_3a_breach_after_tests: int = _setting(
-        2, "HAV-26", "Failed tests after which a Potence 3a attacker breaches automatically"
+        2,
+        "HAV-26",
+        gettext_noop("Failed tests after which a Potence 3a attacker breaches automatically"),
     )
     no_potence_attacker_adds: int = _setting(
-        4, "HAV-26", "What an attacker without Potence adds to the bid", ("4", "0")
+        4, "HAV-26", gettext_noop("What an attacker without Potence adds to the bid"), ("4", "0")
     )
     # Downtimes and XP
     deadline_weeks_after_game: int = _setting(
-        2, "DT-01", "The downtime deadline is this many Tuesdays after the game"
+        2, "DT-01", gettext_noop("The downtime deadline is this many Tuesdays after the game")
     )
-    no_downtime_xp: Decimal = _setting(Decimal("2.5"), "DT-03", "XP for a cycle with no downtime")
+    no_downtime_xp: Decimal = _setting(
+        Decimal("2.5"), "DT-03", gettext_noop("XP for a cycle with no downtime")
+    )
     submitted_downtime_xp: Decimal = _setting(
-        Decimal("2.5"), "DT-03", "Base XP for a submitted downtime"
+        Decimal("2.5"), "DT-03", gettext_noop("Base XP for a submitted downtime")
     )
-    game_report_xp: Decimal = _setting(Decimal("3"), "DT-05", "XP per picked game report")
-    game_report_picks: int = _setting(4, "DT-05", "Game reports the STs may pick per cycle")
+    game_report_xp: Decimal = _setting(
+        Decimal("3"), "DT-05", gettext_noop("XP per picked game report")
+    )
+    game_report_picks: int = _setting(
+        4, "DT-05", gettext_noop("Game reports the STs may pick per cycle")
+    )
     # DT-REL (a house rule of this project, not of the rules document; issue 12): desk items
     # still New or In progress and XP purchases waiting for sign-off hold the release back.
     # Off, the storytellers confirm each unfinished group before releasing instead.
     unfinished_blocks_release: bool = _setting(
         False,
         "DT-REL",
-        "Unfinished desk items and purchases waiting for sign-off block the release",
+        gettext_noop("Unfinished desk items and purchases waiting for sign-off block the release"),
     )
-    vote_award_xp: Decimal = _setting(Decimal("3"), "DT-07", "XP per vote award")
-    toreador_vote_weight: int = _setting(2, "DT-06", "Weight of a Toreador's in-character vote")
+    vote_award_xp: Decimal = _setting(Decimal("3"), "DT-07", gettext_noop("XP per vote award"))
+    toreador_vote_weight: int = _setting(
+        2, "DT-06", gettext_noop("Weight of a Toreador's in-character vote")
+    )
     retirement_spent_fraction: Decimal = _setting(
-        Decimal("0.5"), "XP-06", "Share of spent XP returned on death or retirement"
+        Decimal("0.5"), "XP-06", gettext_noop("Share of spent XP returned on death or retirement")
     )
-    item_lifetime_months: int = _setting(6, "ITM-02", "Months an item lasts before expiring")
+    item_lifetime_months: int = _setting(
+        6, "ITM-02", gettext_noop("Months an item lasts before expiring")
+    )
     item_repair_fraction: Decimal = _setting(
-        Decimal("0.5"), "ITM-02", "Repair cost as a share of the item's cost (rounded up, min 1)"
+        Decimal("0.5"),
+        "ITM-02",
+        gettext_noop("Repair cost as a share of the item's cost (rounded up, min 1)"),
     )
-    torpor_hold_cycles: int = _setting(1, "TOR-01", "Cycles a torpor hold may last")
+    torpor_hold_cycles: int = _setting(1, "TOR-01", gettext_noop("Cycles a torpor hold may last"))
 
 
 HOUSE_RULE_FIELDS: dict[str, dataclasses.Field[Any]] = {
@@ -331,36 +409,46 @@ def setting_bounds(name: str) -> tuple[int | Decimal, int | Decimal | None]:
 def _coerce(name: str, field: dataclasses.Field[Any], raw: object) -> Any:
     kind = type(field.default)
     choices = field.metadata["choices"]
+    shown = {"name": name, "raw": repr(raw)}
     if kind is bool:
         if not isinstance(raw, bool):
-            raise ValueError(f"{name}: expected true or false, got {raw!r}.")
+            raise ValueError(_("%(name)s: expected true or false, got %(raw)s.") % shown)
         return raw
     if kind is int:
         if isinstance(raw, bool):
-            raise ValueError(f"{name}: expected a whole number, got {raw!r}.")
+            raise ValueError(_("%(name)s: expected a whole number, got %(raw)s.") % shown)
         try:
             value: Any = int(str(raw))
         except ValueError:
-            raise ValueError(f"{name}: expected a whole number, got {raw!r}.") from None
+            raise ValueError(_("%(name)s: expected a whole number, got %(raw)s.") % shown) from None
     elif kind is Decimal:
         if isinstance(raw, bool):
-            raise ValueError(f"{name}: expected a number, got {raw!r}.")
+            raise ValueError(_("%(name)s: expected a number, got %(raw)s.") % shown)
         try:
             value = Decimal(str(raw))
         except InvalidOperation:
-            raise ValueError(f"{name}: expected a number, got {raw!r}.") from None
+            raise ValueError(_("%(name)s: expected a number, got %(raw)s.") % shown) from None
         if not value.is_finite():
-            raise ValueError(f"{name}: expected a number, got {raw!r}.")
+            raise ValueError(_("%(name)s: expected a number, got %(raw)s.") % shown)
     else:
         value = str(raw)
     if kind in (int, Decimal) and not choices:
         minimum, maximum = setting_bounds(name)
         if value < minimum:
-            raise ValueError(f"{name}: must be at least {minimum}, got {raw!r}.")
+            raise ValueError(
+                _("%(name)s: must be at least %(minimum)s, got %(raw)s.")
+                % {**shown, "minimum": minimum}
+            )
         if maximum is not None and value > maximum:
-            raise ValueError(f"{name}: must be at most {maximum}, got {raw!r}.")
+            raise ValueError(
+                _("%(name)s: must be at most %(maximum)s, got %(raw)s.")
+                % {**shown, "maximum": maximum}
+            )
     if choices and str(value) not in choices:
-        raise ValueError(f"{name}: must be one of {', '.join(choices)}; got {raw!r}.")
+        raise ValueError(
+            _("%(name)s: must be one of %(choices)s; got %(raw)s.")
+            % {**shown, "choices": ", ".join(choices)}
+        )
     return value
 
 
@@ -370,7 +458,14 @@ def house_rules_from(overrides: Mapping[str, object] | None) -> HouseRules:
     overrides = dict(overrides or {})
     unknown = sorted(set(overrides) - set(HOUSE_RULE_FIELDS))
     if unknown:
-        raise ValueError(f"Unknown house-rule setting(s): {', '.join(unknown)}.")
+        raise ValueError(
+            ngettext(
+                "Unknown house-rule setting(s): %(names)s.",
+                "Unknown house-rule setting(s): %(names)s.",
+                len(unknown),
+            )
+            % {"names": ", ".join(unknown)}
+        )
     values = {name: _coerce(name, HOUSE_RULE_FIELDS[name], raw) for name, raw in overrides.items()}
     return HouseRules(**values)
 

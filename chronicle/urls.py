@@ -8,6 +8,9 @@ from rest_framework.routers import SimpleRouter
 from characters import api as characters_api
 from chronicle import api, views
 from chronicle.api import people as people_api
+from chronicle.views import calendar as calendar_views
+from chronicle.views import languages as language_views
+from chronicle.views import mail as mail_views
 from chronicle.views import people, styleguide
 from chronicle.views import portability as portability_views
 from downtimes import api as downtimes_api
@@ -59,14 +62,28 @@ chronicle_pages = [
     path("people/<int:user_id>/role/", people.member_role, name="member_role"),
     path("people/<int:user_id>/remove/", people.member_remove, name="member_remove"),
     path("leave/", people.leave, name="leave"),
+    # The chronicle's mail log (admins)
+    path("mail/", mail_views.mail_log, name="mail_log"),
+    path("mail/<int:log_id>/retry/", mail_views.mail_log_retry, name="mail_log_retry"),
+    # Calendar feeds: a member's (logged in) and the private address phones subscribe to
+    path("calendar.ics", calendar_views.calendar_member, name="calendar"),
+    path("calendar/renew/", calendar_views.calendar_feed_renew, name="calendar_feed_renew"),
+    path("calendar/<slug:token>.ics", calendar_views.calendar_feed, name="calendar_feed"),
 ]
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("health", views.health, name="health"),
     path("accounts/signup/", people.signup, name="signup"),
+    # Before Django's: the reset page whose mail leaves from a worker (issue 17).
+    path("accounts/password_reset/", mail_views.password_reset, name="password_reset"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("inbox/", mail_views.inbox, name="inbox"),
+    path("inbox/read-all/", mail_views.inbox_read_all, name="inbox_read_all"),
+    path("inbox/<int:message_id>/", mail_views.message_detail, name="message_detail"),
+    path("account/mail/", mail_views.mail_preferences, name="mail_preferences"),
     path("account/", people.account, name="account"),
+    path("language/", language_views.language_set, name="language_set"),
     path("account/email/<str:token>/", people.account_email_confirm, name="account_email_confirm"),
     path("chronicles/new/", people.chronicle_new, name="chronicle_new"),
     path("invitations/<str:token>/", people.invitation_accept, name="invitation_accept"),

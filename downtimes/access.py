@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from chronicle.access import MAX_ID, is_staff
 from chronicle.models import Membership
@@ -28,7 +29,7 @@ def submissions_visible_to(membership: Membership) -> QuerySet[Submission]:
 
 def submission_for(membership: Membership, submission_id: int) -> Submission:
     if not 0 < submission_id <= MAX_ID:
-        raise Http404("No such downtime.")
+        raise Http404(_("No such downtime."))
     try:
         return (
             submissions_visible_to(membership)
@@ -36,14 +37,14 @@ def submission_for(membership: Membership, submission_id: int) -> Submission:
             .get(pk=submission_id)
         )
     except Submission.DoesNotExist:
-        raise Http404("No such downtime.") from None
+        raise Http404(_("No such downtime.")) from None
 
 
 def own_submission_for(membership: Membership, submission_id: int) -> Submission:
     """A submission its player edits: staff read every submission but write none of them
     (a downtime is the player's own words), so anyone else gets 404."""
     if not 0 < submission_id <= MAX_ID:
-        raise Http404("No such downtime.")
+        raise Http404(_("No such downtime."))
     try:
         return (
             Submission.objects.select_related("cycle", "cycle__chronicle", "character", "player")
@@ -55,7 +56,7 @@ def own_submission_for(membership: Membership, submission_id: int) -> Submission
             .get(pk=submission_id)
         )
     except Submission.DoesNotExist:
-        raise Http404("No such downtime.") from None
+        raise Http404(_("No such downtime.")) from None
 
 
 def desk_items_visible_to(membership: Membership) -> QuerySet[DeskItem]:
@@ -71,11 +72,11 @@ def desk_items_visible_to(membership: Membership) -> QuerySet[DeskItem]:
 
 def desk_item_for(membership: Membership, item_id: int) -> DeskItem:
     if not 0 < item_id <= MAX_ID:
-        raise Http404("No such item.")
+        raise Http404(_("No such item."))
     try:
         return desk_items_visible_to(membership).get(pk=item_id)
     except DeskItem.DoesNotExist:
-        raise Http404("No such item.") from None
+        raise Http404(_("No such item.")) from None
 
 
 def votes_visible_to(membership: Membership) -> QuerySet[Vote]:

@@ -13,6 +13,10 @@ class DowntimesConfig(AppConfig):
         from characters.models import XpPurchase
 
         post_save.connect(_purchase_saved, sender=XpPurchase, dispatch_uid="desk_follow_purchase")
+        # The reasons this app writes into the characters' ledgers, in each reader's language.
+        from . import ledger_words
+
+        ledger_words.register()
 
 
 def _purchase_saved(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:

@@ -13,17 +13,19 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from characters.models import INFLUENCE_CHOICES, Character, InfluenceSpend, XpPurchase
 from chronicle.models import Cycle
 from havens.models import InfluenceAttack, Project, Search, Structure
 
-from . import rules
+from . import rules, wording
 
 
 class SubmissionStatus(models.TextChoices):
-    DRAFT = "draft", "Draft"
-    SUBMITTED = "submitted", "Submitted"
+    DRAFT = "draft", _("Draft")
+    SUBMITTED = "submitted", _("Submitted")
 
 
 class Submission(models.Model):
@@ -66,46 +68,46 @@ class Submission(models.Model):
 
 
 class ItemKind(models.TextChoices):
-    INFLUENCE = "influence", "Influence use"
-    PURCHASE = "purchase", "XP purchase"
-    POWER = "power", "Special power"
-    AT_GAME = "at_game", "Request at the game"
+    INFLUENCE = "influence", _("Influence use")
+    PURCHASE = "purchase", _("XP purchase")
+    POWER = "power", _("Special power")
+    AT_GAME = "at_game", _("Request at the game")
 
 
 class ActionKind(models.TextChoices):
     """INF-02 / issue 5: what an influence action does."""
 
-    BUILD = "build", "Contribute to building or upgrading a haven"
-    REPAIR = "repair", "Repair a haven"
-    SEARCH = "search", "Search for a character's havens"
-    ATTACK_HAVEN = "attack_haven", "Attack a found haven"
-    ATTACK_INFLUENCE = "attack_influence", "Attack another's influence"
-    INVESTIGATE = "investigate", "Investigate"
-    ACQUIRE = "acquire", "Acquire an item"
-    HERD = "herd", "Herd blood"
-    RESEARCH = "research", "Occult research"
-    LEAVE_CITY = "leave_city", "Leave the city (INF-04)"
-    OTHER = "other", "Other"
+    BUILD = "build", _("Contribute to building or upgrading a haven")
+    REPAIR = "repair", _("Repair a haven")
+    SEARCH = "search", _("Search for a character's havens")
+    ATTACK_HAVEN = "attack_haven", _("Attack a found haven")
+    ATTACK_INFLUENCE = "attack_influence", _("Attack another's influence")
+    INVESTIGATE = "investigate", _("Investigate")
+    ACQUIRE = "acquire", _("Acquire an item")
+    HERD = "herd", _("Herd blood")
+    RESEARCH = "research", _("Occult research")
+    LEAVE_CITY = "leave_city", _("Leave the city (INF-04)")
+    OTHER = "other", _("Other")
 
 
 class PowerKind(models.TextChoices):
     """DIS-09: the special powers a downtime may use; only these three may touch another
     character (conditioning, regnant requests BND-09, torpor holds TOR-01)."""
 
-    RITUAL = "ritual", "Ritual"
-    CONDITIONING = "conditioning", "Conditioning (3 nights)"
-    REGNANT_REQUEST = "regnant_request", "Request to a thrall (BND-09)"
-    TORPOR_HOLD = "torpor_hold", "Keep a character in torpor (TOR-01)"
-    OTHER = "other", "Other power"
+    RITUAL = "ritual", _("Ritual")
+    CONDITIONING = "conditioning", _("Conditioning (3 nights)")
+    REGNANT_REQUEST = "regnant_request", _("Request to a thrall (BND-09)")
+    TORPOR_HOLD = "torpor_hold", _("Keep a character in torpor (TOR-01)")
+    OTHER = "other", _("Other power")
 
 
 class DeskStatus(models.TextChoices):
-    NEW = "new", "New"
-    IN_PROGRESS = "in_progress", "In progress"
-    NEEDS_INFO = "needs_info", "Needs information"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    RESOLVED = "resolved", "Resolved"
+    NEW = "new", _("New")
+    IN_PROGRESS = "in_progress", _("In progress")
+    NEEDS_INFO = "needs_info", _("Needs information")
+    APPROVED = "approved", _("Approved")
+    REJECTED = "rejected", _("Rejected")
+    RESOLVED = "resolved", _("Resolved")
 
 
 class DeskItem(models.Model):
@@ -188,13 +190,23 @@ class DeskItem(models.Model):
         return f"{self.get_kind_display()} of {self.character}"
 
 
+# DT-06's categories (rules.CATEGORIES) as the ballot and the tally name them.
+VOTE_CATEGORY_LABELS = {
+    "feared": pgettext_lazy("vote category", "Feared"),
+    "liked": pgettext_lazy("vote category", "Liked"),
+    "respected": pgettext_lazy("vote category", "Respected"),
+    "roleplaying": pgettext_lazy("vote category", "Roleplaying"),
+    "costume": pgettext_lazy("vote category", "Costume"),
+}
+
+
 class Vote(models.Model):
     """DT-06: one pick of a submission in one category: a character for the in-character
     categories, a player for the out-of-character ones."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="votes")
     category = models.CharField(
-        max_length=12, choices=[(c, c.replace("_", " ").title()) for c in rules.CATEGORIES]
+        max_length=12, choices=[(c, VOTE_CATEGORY_LABELS[c]) for c in rules.CATEGORIES]
     )
     nominee_character = models.ForeignKey(
         Character, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
@@ -240,10 +252,10 @@ class ReportPick(models.Model):
 
 
 class RunStatus(models.TextChoices):
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    SUPERSEDED = "superseded", "Superseded by a later run"
-    FAILED = "failed", "Failed: a step could not be computed"
+    RUNNING = "running", _("Running")
+    DONE = "done", _("Done")
+    SUPERSEDED = "superseded", _("Superseded by a later run")
+    FAILED = "failed", _("Failed: a step could not be computed")
 
 
 class ResolutionRun(models.Model):
@@ -276,9 +288,9 @@ class ResolutionRun(models.Model):
 
 
 class ChunkStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    DONE = "done", _("Done")
+    FAILED = "failed", _("Failed")
 
 
 class StepChunk(models.Model):
@@ -287,7 +299,7 @@ class StepChunk(models.Model):
     that dies mid-chunk leaves it pending and nothing half-written."""
 
     run = models.ForeignKey(ResolutionRun, on_delete=models.CASCADE, related_name="chunks")
-    position = models.PositiveSmallIntegerField(help_text="The step's place in DT-10's order.")
+    position = models.PositiveSmallIntegerField(help_text=_("The step's place in DT-10's order."))
     step = models.CharField(max_length=24)
     number = models.PositiveIntegerField()
     lo = models.BigIntegerField(default=0)
@@ -336,6 +348,8 @@ class Outcome(models.Model):
     title = models.CharField(max_length=200)
     explanation = models.TextField()
     public_text = models.TextField(blank=True)
+    # The same three texts as phrases (`downtimes.wording`): shown in the reader's language.
+    texts = models.JSONField(default=dict, blank=True)
     xp = models.DecimalField(max_digits=6, decimal_places=1, null=True, blank=True)
     # What the step computed, in a canonical form: the release compares it with what applying
     # gives, and refuses a preview that no longer matches the world.
@@ -345,7 +359,7 @@ class Outcome(models.Model):
     overridable = models.CharField(
         max_length=8,
         blank=True,
-        help_text="What an ST may override: 'xp', 'found', or empty for nothing.",
+        help_text=_("What an ST may override: 'xp', 'found', or empty for nothing."),
     )
 
     class Meta:
@@ -356,6 +370,32 @@ class Outcome(models.Model):
 
     def __str__(self) -> str:
         return f"{self.step} {self.subject}: {self.title}"
+
+    def text(self, name: str) -> str:
+        """`title`, `explanation` or `public_text` in the active language. The English column
+        is the truth: with no phrase for it (written before phrases), or one it no longer
+        matches (a correction typed in the admin), the column is shown as it is."""
+        column = str(getattr(self, name))
+        kept = (self.texts or {}).get(name)
+        if not kept:
+            return column
+        english = wording.english(kept).strip()
+        # A title is kept cut to its column's 200 characters.
+        if english != column and not (name == "title" and english[:200] == column):
+            return column
+        return wording.render(kept).strip()
+
+    @property
+    def localized_title(self) -> str:
+        return self.text("title")
+
+    @property
+    def localized_explanation(self) -> str:
+        return self.text("explanation")
+
+    @property
+    def localized_public_text(self) -> str:
+        return self.text("public_text")
 
 
 class OutcomeOverride(models.Model):

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from characters.rules import CLANS
+from chronicle.rules import _
 
 IN_CHARACTER_CATEGORIES: tuple[str, ...] = ("feared", "liked", "respected")
 OUT_OF_CHARACTER_CATEGORIES: tuple[str, ...] = ("roleplaying", "costume")
@@ -71,7 +72,8 @@ def _check_ballots(ballots: Iterable[Ballot], player_of: Mapping[str, str]) -> l
     for ballot in ballots:
         if ballot.category not in CATEGORIES:
             raise ValueError(
-                f"Unknown vote category {ballot.category!r}; use one of {', '.join(CATEGORIES)}."
+                _("Unknown vote category %(category)r; use one of %(categories)s.")
+                % {"category": ballot.category, "categories": ", ".join(CATEGORIES)}
             )
         for name in ("voter", "nominee"):
             value = getattr(ballot, name)
@@ -81,8 +83,8 @@ def _check_ballots(ballots: Iterable[Ballot], player_of: Mapping[str, str]) -> l
             raise ValueError(f"double must be true or false, got {ballot.double!r}.")
         if (ballot.voter, ballot.category) in seen:
             raise ValueError(
-                f"Voter {ballot.voter!r} picked twice in {ballot.category!r}; one pick per "
-                "category (DT-06)."
+                _("Voter %(voter)r picked twice in %(category)r; one pick per category (DT-06).")
+                % {"voter": ballot.voter, "category": ballot.category}
             )
         seen.add((ballot.voter, ballot.category))
         if ballot.category in IN_CHARACTER_CATEGORIES:
@@ -96,8 +98,11 @@ def _check_ballots(ballots: Iterable[Ballot], player_of: Mapping[str, str]) -> l
             nominee_player = ballot.nominee
         if nominee_player == ballot.voter:
             raise ValueError(
-                f"Voter {ballot.voter!r} voted for themselves in {ballot.category!r}; "
-                "self-votes are not allowed (DT-06)."
+                _(
+                    "Voter %(voter)r voted for themselves in %(category)r; self-votes are not "
+                    "allowed (DT-06)."
+                )
+                % {"voter": ballot.voter, "category": ballot.category}
             )
         checked.append(ballot)
     return checked
@@ -195,14 +200,17 @@ def check_special_power(kind: str, *, targets_other: bool) -> None:
     Conditioning, regnant requests (BND-09) and torpor holds (TOR-01)."""
     if kind not in SPECIAL_POWER_KINDS:
         raise ValueError(
-            f"Unknown special power {kind!r}; use one of {', '.join(SPECIAL_POWER_KINDS)}."
+            _("Unknown special power %(kind)r; use one of %(kinds)s.")
+            % {"kind": kind, "kinds": ", ".join(SPECIAL_POWER_KINDS)}
         )
     if not isinstance(targets_other, bool):
         raise ValueError(f"targets_other must be true or false, got {targets_other!r}.")
     if targets_other and kind not in POWERS_THAT_MAY_TARGET_OTHERS:
         raise ValueError(
-            "No discipline or ritual may affect another character in downtime; only "
-            "Conditioning, requests to a thrall and torpor holds may (DIS-09)."
+            _(
+                "No discipline or ritual may affect another character in downtime; only "
+                "Conditioning, requests to a thrall and torpor holds may (DIS-09)."
+            )
         )
 
 
@@ -216,9 +224,9 @@ def award_ineligibility(*, attended: bool, waiver_signed: bool) -> str | None:
     """DT-04: every XP award needs the game attended and its waiver signed. None when eligible,
     else the reason in words a player understands."""
     if not attended:
-        return "not paid: the player did not attend the game (DT-04)"
+        return _("not paid: the player did not attend the game (DT-04)")
     if not waiver_signed:
-        return "not paid: no signed waiver for the game (DT-04)"
+        return _("not paid: no signed waiver for the game (DT-04)")
     return None
 
 
@@ -251,7 +259,10 @@ def cash_in(available: Mapping[str, int], *, influence_money_value: int = 0) -> 
         if left:
             points[name] = left
     if not isinstance(influence_money_value, int) or influence_money_value < 0:
-        raise ValueError(f"The money value must be ≥ 0, got {influence_money_value!r} (INF-05).")
+        raise ValueError(
+            _("The money value must be ≥ 0, got %(value)r (INF-05).")
+            % {"value": influence_money_value}
+        )
     total = sum(points.values())
     return CashIn(
         points=points,

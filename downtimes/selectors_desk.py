@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils.translation import gettext
 
-from characters.models import Approval, Character, Status
+from characters.models import INFLUENCE_CHOICES, Approval, Character, Status
 from chronicle.models import Cycle
 from havens.models import Structure
 
@@ -125,7 +125,7 @@ def _conflict_label(topic: str, influence: str, character: str, structure: str) 
     if topic == "influence":
         return gettext("%(name)s's %(influence)s influence") % {
             "name": character,
-            "influence": influence.title(),
+            "influence": str(dict(INFLUENCE_CHOICES).get(influence, influence.title())),
         }
     return gettext("Character %(name)s") % {"name": character}
 

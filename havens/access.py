@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
 
 from characters.models import Character
 from chronicle.access import MAX_ID, is_staff, require_staff
@@ -61,11 +62,11 @@ def structures_visible_to(membership: Membership) -> QuerySet[Structure]:
 
 def structure_for(membership: Membership, structure_id: int) -> Structure:
     if not 0 < structure_id <= MAX_ID:
-        raise Http404("No such haven.")
+        raise Http404(_("No such haven."))
     try:
         return structures_visible_to(membership).get(pk=structure_id)
     except Structure.DoesNotExist:
-        raise Http404("No such haven.") from None
+        raise Http404(_("No such haven.")) from None
 
 
 def structure_for_staff(membership: Membership, structure_id: int) -> Structure:
@@ -88,11 +89,11 @@ def searches_visible_to(membership: Membership) -> QuerySet[Search]:
 
 def search_for(membership: Membership, search_id: int) -> Search:
     if not 0 < search_id <= MAX_ID:
-        raise Http404("No such search.")
+        raise Http404(_("No such search."))
     try:
         return searches_visible_to(membership).get(pk=search_id)
     except Search.DoesNotExist:
-        raise Http404("No such search.") from None
+        raise Http404(_("No such search.")) from None
 
 
 def finds_visible_to(membership: Membership) -> QuerySet[Find]:

@@ -10,33 +10,51 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from characters.models import INFLUENCE_CHOICES, Character, InfluenceSpend
 from chronicle.models import Chronicle, Cycle, Game
 
 from . import rules
 
-ATTRIBUTE_CHOICES = [(kind, kind.replace("_", " ").capitalize()) for kind in rules.ATTRIBUTE_KINDS]
+# HAV-10..22, in the rules' order; the labels are the attributes' names on every page.
+ATTRIBUTE_LABELS = {
+    "alarm": pgettext_lazy("haven attribute", "Alarm"),
+    "exit": pgettext_lazy("haven attribute", "Exit"),
+    "camera": pgettext_lazy("haven attribute", "Camera"),
+    "recorder": pgettext_lazy("haven attribute", "Recorder"),
+    "hiding": pgettext_lazy("haven attribute", "Hiding"),
+    "influence_resistance": pgettext_lazy("haven attribute", "Influence resistance"),
+    "two_way_lock": pgettext_lazy("haven attribute", "Two way lock"),
+    "one_way_lock": pgettext_lazy("haven attribute", "One way lock"),
+    "timelock": pgettext_lazy("haven attribute", "Timelock"),
+    "mobility": pgettext_lazy("haven attribute", "Mobility"),
+    "monitor": pgettext_lazy("haven attribute", "Monitor"),
+    "reinforcement": pgettext_lazy("haven attribute", "Reinforcement"),
+    "seals": pgettext_lazy("haven attribute", "Seals"),
+}
+ATTRIBUTE_CHOICES = [(kind, ATTRIBUTE_LABELS[kind]) for kind in rules.ATTRIBUTE_KINDS]
 
 
 class StructureKind(models.TextChoices):
-    OUTER = "outer", "Outer haven"
-    CRYPT = "crypt", "Crypt"
+    OUTER = "outer", _("Outer haven")
+    CRYPT = "crypt", _("Crypt")
 
 
 class StructureStatus(models.TextChoices):
-    PLANNED = "planned", "Planned (not yet built)"
-    STANDING = "standing", "Standing"
-    DESTROYED = "destroyed", "Destroyed"
+    PLANNED = "planned", _("Planned (not yet built)")
+    STANDING = "standing", _("Standing")
+    DESTROYED = "destroyed", _("Destroyed")
 
 
 class DestroyedBy(models.TextChoices):
-    INFLUENCE_ATTACK = "influence_attack", "Influence attack (HAV-25c)"
-    FORSAKEN = "forsaken", "Forsaken (HAV-06)"
-    OUTER_FORSAKEN = "outer_forsaken", "Its outer haven was forsaken (HAV-06)"
-    CRYPT_VOTE = "crypt_vote", "Destroyed by the outer haven's owners (HAV-03)"
-    OUTER_DESTROYED = "outer_destroyed", "Its outer haven was destroyed"
-    STORYTELLER = "storyteller", "Storyteller ruling"
+    INFLUENCE_ATTACK = "influence_attack", _("Influence attack (HAV-25c)")
+    FORSAKEN = "forsaken", _("Forsaken (HAV-06)")
+    OUTER_FORSAKEN = "outer_forsaken", _("Its outer haven was forsaken (HAV-06)")
+    CRYPT_VOTE = "crypt_vote", _("Destroyed by the outer haven's owners (HAV-03)")
+    OUTER_DESTROYED = "outer_destroyed", _("Its outer haven was destroyed")
+    STORYTELLER = "storyteller", _("Storyteller ruling")
 
 
 class Structure(models.Model):
@@ -97,12 +115,12 @@ class Structure(models.Model):
 
 
 class OwnershipHow(models.TextChoices):
-    BUILT = "built", "First contributor (HAV-02)"
-    JOINED = "joined", "Joined as partial owner"
-    TRANSFER = "transfer", "Transfer (HAV-05)"
-    WILL = "will", "Will (HAV-05)"
-    THEFT = "theft", "Theft (HAV-07)"
-    STORYTELLER = "storyteller", "Storyteller ruling"
+    BUILT = "built", _("First contributor (HAV-02)")
+    JOINED = "joined", _("Joined as partial owner")
+    TRANSFER = "transfer", _("Transfer (HAV-05)")
+    WILL = "will", _("Will (HAV-05)")
+    THEFT = "theft", _("Theft (HAV-07)")
+    STORYTELLER = "storyteller", _("Storyteller ruling")
 
 
 class Ownership(models.Model):
@@ -138,19 +156,19 @@ class Ownership(models.Model):
 
 
 class ChangeKind(models.TextChoices):
-    TRANSFER = "transfer", "Transfer (HAV-05)"
-    WILL = "will", "Will on death (HAV-05)"
-    FORSAKE = "forsake", "Forsake (HAV-06)"
-    ABSENCE = "absence", "Forsaken after absence (HAV-06)"
-    THEFT = "theft", "Theft (HAV-07)"
-    DESTROY_CRYPT = "destroy_crypt", "Crypt destroyed by the outer haven's owners (HAV-03)"
+    TRANSFER = "transfer", _("Transfer (HAV-05)")
+    WILL = "will", _("Will on death (HAV-05)")
+    FORSAKE = "forsake", _("Forsake (HAV-06)")
+    ABSENCE = "absence", _("Forsaken after absence (HAV-06)")
+    THEFT = "theft", _("Theft (HAV-07)")
+    DESTROY_CRYPT = "destroy_crypt", _("Crypt destroyed by the outer haven's owners (HAV-03)")
 
 
 class ChangeStatus(models.TextChoices):
-    PENDING = "pending", "Pending (takes effect in downtime)"
-    APPLIED = "applied", "Applied"
-    CANCELLED = "cancelled", "Cancelled"
-    VOID = "void", "Void (no longer possible)"
+    PENDING = "pending", _("Pending (takes effect in downtime)")
+    APPLIED = "applied", _("Applied")
+    CANCELLED = "cancelled", _("Cancelled")
+    VOID = "void", _("Void (no longer possible)")
 
 
 class OwnershipChange(models.Model):
@@ -206,23 +224,23 @@ class CryptVote(models.Model):
 
 
 class AttributeState(models.TextChoices):
-    ACTIVE = "active", "Working"
-    DESTROYED = "destroyed", "Destroyed (needs repair)"
-    BREACHED = "breached", "Breached (needs repair)"
-    INOPERATIVE = "inoperative", "Inoperative after a theft (HAV-07)"
+    ACTIVE = "active", _("Working")
+    DESTROYED = "destroyed", _("Destroyed (needs repair)")
+    BREACHED = "breached", _("Breached (needs repair)")
+    INOPERATIVE = "inoperative", _("Inoperative after a theft (HAV-07)")
 
 
 class AlarmTrigger(models.TextChoices):
-    ATTACK = "attack", "Physical attack"
-    PENETRATION = "penetration", "Physical penetration"
-    FAILED_LOCK = "failed_lock", "Failed opening of the two-way locks"
+    ATTACK = "attack", _("Physical attack")
+    PENETRATION = "penetration", _("Physical penetration")
+    FAILED_LOCK = "failed_lock", _("Failed opening of the two-way locks")
 
 
 class AlarmEffect(models.TextChoices):
-    AUDIBLE = "audible", "Audible"
-    SILENT = "silent", "Silent"
-    WAKE = "wake", "Wake a Possessor or Projector"
-    PAGE = "page", "Page characters"
+    AUDIBLE = "audible", _("Audible")
+    SILENT = "silent", _("Silent")
+    WAKE = "wake", _("Wake a Possessor or Projector")
+    PAGE = "page", _("Page characters")
 
 
 class Attribute(models.Model):
@@ -265,15 +283,15 @@ class Attribute(models.Model):
 
 
 class ProjectKind(models.TextChoices):
-    ATTRIBUTE = "attribute", "Add an attribute"
-    REPAIR = "repair", "Repair"
+    ATTRIBUTE = "attribute", _("Add an attribute")
+    REPAIR = "repair", pgettext_lazy("haven project", "Repair")
 
 
 class ProjectStatus(models.TextChoices):
-    OPEN = "open", "Collecting contributions"
-    PAID = "paid", "Fully paid (takes effect in downtime)"
-    DONE = "done", "Done"
-    CANCELLED = "cancelled", "Cancelled"
+    OPEN = "open", _("Collecting contributions")
+    PAID = "paid", _("Fully paid (takes effect in downtime)")
+    DONE = "done", _("Done")
+    CANCELLED = "cancelled", _("Cancelled")
 
 
 class Project(models.Model):
@@ -339,14 +357,14 @@ class Contribution(models.Model):
 
 
 class SearchMoment(models.TextChoices):
-    DOWNTIME = "downtime", "In downtime (results at the next game)"
-    GAME = "game", "At the game (results at once)"
+    DOWNTIME = "downtime", _("In downtime (results at the next game)")
+    GAME = "game", _("At the game (results at once)")
 
 
 class SearchStatus(models.TextChoices):
-    SUBMITTED = "submitted", "Submitted"
-    WITHDRAWN = "withdrawn", "Withdrawn"
-    RESOLVED = "resolved", "Resolved"
+    SUBMITTED = "submitted", _("Submitted")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+    RESOLVED = "resolved", _("Resolved")
 
 
 class Search(models.Model):
@@ -449,9 +467,9 @@ class Find(models.Model):
 
 
 class AttackStatus(models.TextChoices):
-    SUBMITTED = "submitted", "Submitted"
-    WITHDRAWN = "withdrawn", "Withdrawn"
-    RESOLVED = "resolved", "Resolved"
+    SUBMITTED = "submitted", _("Submitted")
+    WITHDRAWN = "withdrawn", _("Withdrawn")
+    RESOLVED = "resolved", _("Resolved")
 
 
 class InfluenceAttack(models.Model):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 # RuleViolation is shared so callers catch one type for every app's multi-problem checks.
 from characters.rules import LEVEL_NUMBERS, RuleViolation
-from chronicle.rules import whole_number
+from chronicle.rules import _, pgettext, whole_number
 
 
 def _int(name: str, value: object, *, minimum: int | None = 0, maximum: int | None = None) -> int:
@@ -25,7 +25,9 @@ def _int(name: str, value: object, *, minimum: int | None = 0, maximum: int | No
 
 def _bools(name: str, values: Sequence[bool]) -> list[bool]:
     if isinstance(values, str) or not all(isinstance(v, bool) for v in values):
-        raise ValueError(f"{name} must be a list of true/false values, one per game.")
+        raise ValueError(
+            _("%(name)s must be a list of true/false values, one per game.") % {"name": name}
+        )
     return list(values)
 
 
@@ -36,7 +38,10 @@ STRUCTURES: tuple[str, ...] = ("outer", "crypt")
 
 def _structure(structure: str) -> str:
     if structure not in STRUCTURES:
-        raise ValueError(f"Unknown structure {structure!r}; use 'outer' (outer haven) or 'crypt'.")
+        raise ValueError(
+            _("Unknown structure %(structure)r; use 'outer' (outer haven) or 'crypt'.")
+            % {"structure": structure}
+        )
     return structure
 
 
@@ -86,7 +91,7 @@ def forsake_outcome(*, structure: str, owners: int) -> str:
     _int("owners", owners, minimum=1)
     if structure == "crypt":
         if owners != 1:
-            raise ValueError("A crypt has exactly one owner (HAV-01).")
+            raise ValueError(_("A crypt has exactly one owner (HAV-01)."))
         return "destroy"
     if owners == 1:
         return "destroy_with_crypts"
@@ -163,9 +168,30 @@ ONCE_PER_STRUCTURE: frozenset[str] = frozenset({"hiding", "mobility", "seals"})
 def _kind(kind: object) -> str:
     if not isinstance(kind, str) or kind not in ATTRIBUTE_COSTS:
         raise ValueError(
-            f"Unknown haven attribute {kind!r}; use one of {', '.join(ATTRIBUTE_KINDS)}."
+            _("Unknown haven attribute %(kind)r; use one of %(kinds)s.")
+            % {"kind": kind, "kinds": ", ".join(ATTRIBUTE_KINDS)}
         )
     return kind
+
+
+def _word(kind: str) -> str:
+    """An attribute's name inside a sentence of these rules, in the reader's language."""
+    words = {
+        "alarm": pgettext("haven attribute", "alarm"),
+        "exit": pgettext("haven attribute", "exit"),
+        "camera": pgettext("haven attribute", "camera"),
+        "recorder": pgettext("haven attribute", "recorder"),
+        "hiding": pgettext("haven attribute", "hiding"),
+        "influence_resistance": pgettext("haven attribute", "influence resistance"),
+        "two_way_lock": pgettext("haven attribute", "two-way lock"),
+        "one_way_lock": pgettext("haven attribute", "one-way lock"),
+        "timelock": pgettext("haven attribute", "timelock"),
+        "mobility": pgettext("haven attribute", "mobility"),
+        "monitor": pgettext("haven attribute", "monitor"),
+        "reinforcement": pgettext("haven attribute", "reinforcement"),
+        "seals": pgettext("haven attribute", "seals"),
+    }
+    return words.get(kind, kind)
 
 
 def attribute_cost(kind: str, quantity: int = 1) -> int:
@@ -179,14 +205,22 @@ def attribute_cost(kind: str, quantity: int = 1) -> int:
     _int("quantity", quantity, minimum=1)
     if kind in ONCE_PER_STRUCTURE and quantity != 1:
         raise ValueError(
-            f"{kind} is bought once per structure; the quantity must be 1 "
-            f"({ATTRIBUTE_RULE_IDS[kind]})."
+            _("%(attribute)s is bought once per structure; the quantity must be 1 (%(rule)s).")
+            % {"attribute": _word(kind), "rule": ATTRIBUTE_RULE_IDS[kind]}
         )
     per_unit = POINTS_PER_UNIT.get(kind, 1)
     if quantity % per_unit:
         raise ValueError(
-            f"{kind} is bought in steps of {per_unit} points (1 influence each); "
-            f"{quantity} is not a multiple of {per_unit} ({ATTRIBUTE_RULE_IDS[kind]})."
+            _(
+                "%(attribute)s is bought in steps of %(step)s points (1 influence each); "
+                "%(quantity)s is not a multiple of %(step)s (%(rule)s)."
+            )
+            % {
+                "attribute": _word(kind),
+                "step": per_unit,
+                "quantity": quantity,
+                "rule": ATTRIBUTE_RULE_IDS[kind],
+            }
         )
     return ATTRIBUTE_COSTS[kind] * (quantity // per_unit)
 
@@ -241,30 +275,49 @@ def design_problems(
     """
     _structure(structure)
     if structure == "outer" and inside_mobile_haven:
-        raise ValueError("Only a crypt is inside another haven; pass inside_mobile_haven=False.")
+        raise ValueError(_("Only a crypt is inside another haven; pass inside_mobile_haven=False."))
     for kind, quantity in attributes.items():
         _kind(kind)
         _int(f"{kind} quantity", quantity)
     problems: list[str] = []
     for kind in sorted(ONCE_PER_STRUCTURE):
         if attributes.get(kind, 0) > 1:
-            problems.append(f"A structure has at most one {kind} ({ATTRIBUTE_RULE_IDS[kind]}).")
+            problems.append(
+                _("A structure has at most one %(attribute)s (%(rule)s).")
+                % {"attribute": _word(kind), "rule": ATTRIBUTE_RULE_IDS[kind]}
+            )
     for kind, per_unit in POINTS_PER_UNIT.items():
         if attributes.get(kind, 0) % per_unit:
             problems.append(
-                f"{kind} comes in steps of {per_unit} points ({ATTRIBUTE_RULE_IDS[kind]})."
+                _("%(attribute)s comes in steps of %(step)s points (%(rule)s).")
+                % {"attribute": _word(kind), "step": per_unit, "rule": ATTRIBUTE_RULE_IDS[kind]}
             )
     has_mobility = attributes.get("mobility", 0) > 0
     mobile = has_mobility or (inside_mobile_haven and crypt_in_mobile_haven_is_mobile)
-    where = "A mobile haven" if has_mobility else "A crypt inside a mobile haven"
+    # Whole sentences for translators: a mobile haven, or a crypt that is mobile by its outer.
     if attributes.get("hiding", 0) and mobile:
-        problems.append(f"{where} cannot also have Hiding (HAV-14, HAV-19).")
+        problems.append(
+            _("A mobile haven cannot also have Hiding (HAV-14, HAV-19).")
+            if has_mobility
+            else _("A crypt inside a mobile haven cannot also have Hiding (HAV-14, HAV-19).")
+        )
     if attributes.get("reinforcement", 0) and mobile:
-        problems.append(f"{where} cannot be reinforced (HAV-19, HAV-21).")
+        problems.append(
+            _("A mobile haven cannot be reinforced (HAV-19, HAV-21).")
+            if has_mobility
+            else _("A crypt inside a mobile haven cannot be reinforced (HAV-19, HAV-21).")
+        )
     if attributes.get("exit", 0) and mobile:
-        problems.append(f"{where} cannot have alternate exits (HAV-11, HAV-19).")
+        problems.append(
+            _("A mobile haven cannot have alternate exits (HAV-11, HAV-19).")
+            if has_mobility
+            else _("A crypt inside a mobile haven cannot have alternate exits (HAV-11, HAV-19).")
+        )
     if structure == "crypt" and attributes.get("exit", 0) > MAX_EXITS_PER_CRYPT:
-        problems.append(f"A crypt has at most {MAX_EXITS_PER_CRYPT} alternate exits (HAV-11).")
+        problems.append(
+            _("A crypt has at most %(exits)s alternate exits (HAV-11).")
+            % {"exits": MAX_EXITS_PER_CRYPT}
+        )
     return problems
 
 
@@ -284,7 +337,7 @@ def check_attribute_purchase(
     cost = attribute_cost(kind, quantity)
     design = dict(existing)
     design[kind] = design.get(kind, 0) + quantity
-    problems = [] if buyer_is_owner else ["Only a structure's owners may change it (HAV-02)."]
+    problems = [] if buyer_is_owner else [_("Only a structure's owners may change it (HAV-02).")]
     problems += design_problems(
         structure=structure,
         attributes=design,
@@ -321,7 +374,7 @@ def hiding_owner(owners: Sequence[OwnerStanding]) -> OwnerStanding:
     influences (ties give the same hiding points, so the first listed is used). For a crypt,
     INTERPRETATION: pass the outer haven's owners, since a crypt is found through it."""
     if not owners:
-        raise ValueError("A haven has at least one owner (HAV-01).")
+        raise ValueError(_("A haven has at least one owner (HAV-01)."))
     for standing in owners:
         _int("mental_traits", standing.mental_traits)
         _int("influences", standing.influences)
@@ -339,7 +392,7 @@ def haven_hiding_points(
     `mobile_havens_hiding_doubled`): a mobile haven, "easier to hide", is not doubled unless the
     STs say so; Hiding and Mobility cannot be combined (HAV-23)."""
     if hidden and mobile:
-        raise ValueError("A haven cannot have both Hiding and Mobility (HAV-23).")
+        raise ValueError(_("A haven cannot have both Hiding and Mobility (HAV-23)."))
     primary = hiding_owner(owners)
     return hiding_points(
         mental_traits=primary.mental_traits,
@@ -358,7 +411,7 @@ def cooperative_search_finds(spends: Sequence[int], *, hiding_points: int) -> bo
     """HAV-25b: cooperating searchers sum their spend. Searchers who don't cooperate are separate
     searches: call this once per group."""
     if isinstance(spends, int) or not spends:
-        raise ValueError("Give the influence spent by each cooperating searcher, as a list.")
+        raise ValueError(_("Give the influence spent by each cooperating searcher, as a list."))
     total = sum(_int("spent", spent) for spent in spends)
     return search_finds(spent=total, hiding_points=hiding_points)
 
@@ -382,11 +435,13 @@ def check_influence_attack_target(
     attacked. INTERPRETATION (setting `attack_needs_earlier_find`): found before this downtime's
     submission."""
     if mobile:
-        raise ValueError("A mobile haven cannot be attacked through influence (HAV-25c).")
+        raise ValueError(_("A mobile haven cannot be attacked through influence (HAV-25c)."))
     if attack_needs_earlier_find and not found_before_submission:
         raise ValueError(
-            "Only a haven already found can be attacked through influence (HAV-25c); search "
-            "for it first."
+            _(
+                "Only a haven already found can be attacked through influence (HAV-25c); "
+                "search for it first."
+            )
         )
 
 
@@ -405,7 +460,7 @@ def reinforcement_attack_bid(potence_levels: Sequence[int], *, potence_zero_adds
     alternative is 0.
     """
     if isinstance(potence_levels, int) or not potence_levels:
-        raise ValueError("Give the Potence level of each attacker, as a list of 0..5.")
+        raise ValueError(_("Give the Potence level of each attacker, as a list of 0..5."))
     levels = [_int("Potence level", lv, maximum=MAX_LEVEL) for lv in potence_levels]
     if potence_zero_adds not in (0, 4):
         raise ValueError("potence_zero_adds must be 4 (the literal reading) or 0.")
@@ -454,7 +509,9 @@ MIN_SEARCH_AUSPEX = LEVEL_NUMBERS["2a"]  # HID-02
 
 def _site_number(number: int) -> int:
     if isinstance(number, bool) or not isinstance(number, int) or number not in SITE_NUMBERS:
-        raise ValueError(f"Pick a place number from 1 to 10, got {number!r} (HID-01).")
+        raise ValueError(
+            _("Pick a place number from 1 to 10, got %(number)r (HID-01).") % {"number": number}
+        )
     return number
 
 
@@ -468,7 +525,7 @@ def check_hidden_object_registration(*, obfuscate_bid: int, number: int) -> None
 def _searcher_auspex(auspex_level: int) -> int:
     _int("auspex_level", auspex_level, maximum=MAX_LEVEL)
     if auspex_level < MIN_SEARCH_AUSPEX:
-        raise ValueError("Searching for hidden objects needs Auspex 2a or higher (HID-02).")
+        raise ValueError(_("Searching for hidden objects needs Auspex 2a or higher (HID-02)."))
     return auspex_level
 
 

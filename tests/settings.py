@@ -16,6 +16,10 @@ from chronicle.settings import *  # noqa: E402,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+# The mail task runs where its on-commit hook fires instead of through the broker, so tests read
+# Django's outbox without a worker (chronicle.services.mail.sending.run_in_worker). The broker
+# path itself is tested with a real worker (tests/chronicle/test_mail_worker.py).
+CHRONICLE_MAIL_EAGER = True
 SECURE_SSL_REDIRECT = False
 # No collectstatic in tests: serve from the apps' folders, as in development.
 STORAGES = {

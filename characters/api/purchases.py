@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -199,7 +201,9 @@ class PurchaseInputSerializer(serializers.Serializer):
 
 
 # One answer for every id a member may not name, known or not, so it reveals nothing.
-UNKNOWN_TEACHER = "No character you may name as a teacher has that id (DIS-07, SEW-01)."
+UNKNOWN_TEACHER = gettext_lazy(
+    "No character you may name as a teacher has that id (DIS-07, SEW-01)."
+)
 
 
 def _teacher(membership: Membership, teacher_id: int | None) -> Character | None:
@@ -282,7 +286,10 @@ class PurchaseViewSet(
         if status:
             if status not in PurchaseStatus.values:
                 raise serializers.ValidationError(
-                    {"status": f"Use one of {', '.join(PurchaseStatus.values)}."}
+                    {
+                        "status": _("Use one of %(values)s.")
+                        % {"values": ", ".join(PurchaseStatus.values)}
+                    }
                 )
             purchases = purchases.filter(status=status)
         return purchases.order_by("-requested_at", "-pk")

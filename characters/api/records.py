@@ -10,6 +10,7 @@ from typing import Any
 from django import forms
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, viewsets
@@ -109,7 +110,7 @@ class RecordViewSet(_InChronicle, viewsets.ViewSet):
         character = self._character()
         form_class = ACTION_FORMS.get(kind)
         if form_class is None:
-            raise Http404("No such record kind.")
+            raise Http404(_("No such record kind."))
         form = form_class(
             _form_data(request.data),
             context=action_context(self.membership, character),
@@ -124,7 +125,7 @@ class RecordViewSet(_InChronicle, viewsets.ViewSet):
                 }
             )
         done = form.run(by=acting_user(request.user), now=timezone.now())
-        return Response({"message": done})
+        return Response({"message": str(done)})
 
 
 def _form_data(data: Any) -> dict[str, Any]:
@@ -132,7 +133,7 @@ def _form_data(data: Any) -> dict[str, Any]:
     Django's form fields expect the strings a browser sends; a number or a boolean sent as JSON
     is the same value written out, and an object where a value belongs is refused."""
     if not isinstance(data, Mapping):
-        raise serializers.ValidationError({"non_field_errors": ["Send a JSON object."]})
+        raise serializers.ValidationError({"non_field_errors": [_("Send a JSON object.")]})
     scalars = (str, int, float, bool)
     clean: dict[str, Any] = {}
     problems: dict[str, list[str]] = {}
@@ -144,7 +145,7 @@ def _form_data(data: Any) -> dict[str, Any]:
         elif isinstance(value, scalars):
             clean[field] = str(value)
         else:
-            problems[field] = ["Expected a value or a list of values."]
+            problems[field] = [_("Expected a value or a list of values.")]
     if problems:
         raise serializers.ValidationError(problems)
     return clean
@@ -153,7 +154,7 @@ def _form_data(data: Any) -> dict[str, Any]:
 def _refuse_lists(form: forms.Form) -> None:
     """A list is a value only for a field that takes several (donors, searchers)."""
     problems = {
-        name: ["Expected one value, not a list."]
+        name: [_("Expected one value, not a list.")]
         for name, field in form.fields.items()
         if isinstance(form.data.get(name), list)
         and not getattr(field.widget, "allow_multiple_selected", False)

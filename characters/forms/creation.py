@@ -7,78 +7,84 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from .. import rules
-from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, Creature, Sect
+from ..models import CLAN_CHOICES, DISCIPLINE_CHOICES, INFLUENCE_LABELS, Creature, Sect
 from ..services.creation import DisadvantagePick, DisciplinePick, Draft
 
 ABILITY_ROWS = 6
 DISCIPLINE_ROWS = 4
 DISADVANTAGE_ROWS = 4
 BONUS_CHOICES = [
-    ("", "None"),
-    ("herd", "+1 Herd (Toreador)"),
-    ("social", "+1 social (Toreador)"),
-    ("sewer_lore", "Sewer Lore 1 (Nosferatu)"),
-    ("physical", "+1 physical (Nosferatu, Ventrue)"),
-    ("leadership", "+1 Leadership (Ventrue)"),
+    ("", _("None")),
+    ("herd", _("+1 Herd (Toreador)")),
+    ("social", _("+1 social (Toreador)")),
+    ("sewer_lore", _("Sewer Lore 1 (Nosferatu)")),
+    ("physical", _("+1 physical (Nosferatu, Ventrue)")),
+    ("leadership", _("+1 Leadership (Ventrue)")),
 ]
-FREE_CHOICES = [("", "None"), ("1a", "1a"), ("1b", "1a and 1b")]
-TOP_CHOICES = [("", "None"), *((code, code) for code in rules.LEVELS)]
+FREE_CHOICES = [("", _("None")), ("1a", "1a"), ("1b", _("1a and 1b"))]
+TOP_CHOICES = [("", _("None")), *((code, code) for code in rules.LEVELS)]
 
 
-def _count(label: str, maximum: int = 99) -> forms.IntegerField:
+def _count(label: Any, maximum: int = 99) -> forms.IntegerField:
     return forms.IntegerField(label=label, min_value=0, max_value=maximum, required=False)
 
 
 class CreationForm(forms.Form):
-    name = forms.CharField(label="Name", max_length=120)
-    creature = forms.ChoiceField(label="Creature", choices=Creature.choices)
+    name = forms.CharField(label=_("Name"), max_length=120)
+    creature = forms.ChoiceField(label=_("Creature"), choices=Creature.choices)
     clan = forms.ChoiceField(
-        label="Clan", choices=[("", "None (ghoul, kine)"), *CLAN_CHOICES], required=False
+        label=_("Clan"), choices=[("", _("None (ghoul, kine)")), *CLAN_CHOICES], required=False
     )
     chosen_disciplines = forms.MultipleChoiceField(
-        label="Chosen in-clan disciplines",
+        label=_("Chosen in-clan disciplines"),
         choices=DISCIPLINE_CHOICES,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="Caitiff choose 3 non-restricted disciplines; Tremere one Thaumaturgy path.",
+        help_text=_("Caitiff choose 3 non-restricted disciplines; Tremere one Thaumaturgy path."),
     )
-    clan_bonus = forms.ChoiceField(label="Clan bonus", choices=BONUS_CHOICES, required=False)
-    physical = _count("Physical")
-    social = _count("Social")
-    mental = _count("Mental")
-    willpower = _count("Willpower")
-    generation = forms.IntegerField(label="Generation", min_value=1, max_value=15, initial=13)
-    extra_physical = _count("Extra physical")
-    extra_social = _count("Extra social")
-    extra_mental = _count("Extra mental")
-    extra_willpower = _count("Extra willpower")
-    sewer_lore = _count("Sewer Lore", rules.MAX_SEWER_LORE)
+    clan_bonus = forms.ChoiceField(label=_("Clan bonus"), choices=BONUS_CHOICES, required=False)
+    physical = _count(pgettext_lazy("trait area", "Physical"))
+    social = _count(pgettext_lazy("trait area", "Social"))
+    mental = _count(pgettext_lazy("trait area", "Mental"))
+    willpower = _count(pgettext_lazy("trait", "Willpower"))
+    generation = forms.IntegerField(label=_("Generation"), min_value=1, max_value=15, initial=13)
+    extra_physical = _count(_("Extra physical"))
+    extra_social = _count(_("Extra social"))
+    extra_mental = _count(_("Extra mental"))
+    extra_willpower = _count(_("Extra willpower"))
+    sewer_lore = _count(_("Sewer Lore"), rules.MAX_SEWER_LORE)
     sect = forms.ChoiceField(
-        label="Sect", choices=[("", "None yet"), *Sect.choices], required=False
+        label=_("Sect"), choices=[("", _("None yet")), *Sect.choices], required=False
     )
     protean_form = forms.ChoiceField(
-        label="Protean 2a form (Gangrel)",
-        choices=[("", "None"), *((form, form.title()) for form in rules.PROTEAN_FORMS)],
+        label=_("Protean 2a form (Gangrel)"),
+        choices=[("", _("None")), ("wolf", _("Wolf")), ("bat", _("Bat"))],
         required=False,
-        help_text="A Gangrel chooses Wolf or Bat now, once (CRE-08).",
+        help_text=_("A Gangrel chooses Wolf or Bat now, once (CRE-08)."),
     )
     feeding_demographic = forms.CharField(
-        label="Feeding demographic (Ventrue)",
+        label=_("Feeding demographic (Ventrue)"),
         max_length=120,
         required=False,
-        help_text="A group under 20% of people, e.g. left-handed nurses (CLN-01).",
+        # "20%" is text, not a placeholder.
+        # xgettext:no-python-format
+        help_text=_("A group under 20% of people, e.g. left-handed nurses (CLN-01)."),
     )
     embrace_earth = forms.BooleanField(
-        label="I keep at least 1 m³ of earth from my embrace (Tzimisce)",
+        label=_("I keep at least 1 m³ of earth from my embrace (Tzimisce)"),
         required=False,
     )
     background_questionnaire = forms.CharField(
-        label="Background questionnaire", widget=forms.Textarea(attrs={"rows": 4}), required=False
+        label=_("Background questionnaire"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        required=False,
     )
     background_story = forms.CharField(
-        label="Background story (optional)",
+        label=_("Background story (optional)"),
         widget=forms.Textarea(attrs={"rows": 4}),
         required=False,
     )
@@ -86,32 +92,44 @@ class CreationForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for n in range(1, ABILITY_ROWS + 1):
+            row = {"number": n}
             self.fields[f"ability_{n}"] = forms.CharField(
-                label=f"Ability {n}", max_length=60, required=False
+                label=_("Ability %(number)s") % row, max_length=60, required=False
             )
-            self.fields[f"rating_{n}"] = _count(f"Rating {n}")
-            self.fields[f"extra_rating_{n}"] = _count(f"Extra rating {n}")
+            self.fields[f"rating_{n}"] = _count(_("Rating %(number)s") % row)
+            self.fields[f"extra_rating_{n}"] = _count(_("Extra rating %(number)s") % row)
         for influence in rules.INFLUENCE_TYPES:
-            self.fields[influence] = _count(influence.title())
-            self.fields[f"extra_{influence}"] = _count(f"Extra {influence}")
+            label = INFLUENCE_LABELS[influence]
+            self.fields[influence] = _count(label)
+            self.fields[f"extra_{influence}"] = _count(
+                _("Extra %(influence)s") % {"influence": str(label).lower()}
+            )
         for n in range(1, DISCIPLINE_ROWS + 1):
+            row = {"number": n}
             self.fields[f"discipline_{n}"] = forms.ChoiceField(
-                label=f"Discipline {n}", choices=[("", "None"), *DISCIPLINE_CHOICES], required=False
+                label=_("Discipline %(number)s") % row,
+                choices=[("", _("None")), *DISCIPLINE_CHOICES],
+                required=False,
             )
             self.fields[f"free_{n}"] = forms.ChoiceField(
-                label=f"Free levels {n}", choices=FREE_CHOICES, required=False
+                label=_("Free levels %(number)s") % row, choices=FREE_CHOICES, required=False
             )
             self.fields[f"top_{n}"] = forms.ChoiceField(
-                label=f"Bought up to {n}", choices=TOP_CHOICES, required=False
+                label=_("Bought up to %(number)s") % row, choices=TOP_CHOICES, required=False
             )
         for n in range(1, DISADVANTAGE_ROWS + 1):
+            row = {"number": n}
             self.fields[f"disadvantage_{n}"] = forms.CharField(
-                label=f"Disadvantage {n}", max_length=120, required=False
+                label=_("Disadvantage %(number)s") % row, max_length=120, required=False
             )
-            self.fields[f"major_{n}"] = forms.BooleanField(label=f"Major {n}", required=False)
-            self.fields[f"physical_{n}"] = forms.BooleanField(label=f"Physical {n}", required=False)
+            self.fields[f"major_{n}"] = forms.BooleanField(
+                label=_("Major %(number)s") % row, required=False
+            )
+            self.fields[f"physical_{n}"] = forms.BooleanField(
+                label=_("Physical %(number)s") % row, required=False
+            )
             self.fields[f"ugly_{n}"] = forms.BooleanField(
-                label=f"Hideously ugly {n}", required=False
+                label=_("Hideously ugly %(number)s") % row, required=False
             )
 
     # Row groups for the template, so it draws rows without knowing the field names.
@@ -260,5 +278,5 @@ def initial_from(draft: Draft) -> dict[str, Any]:
 
 class ReturnForm(forms.Form):
     note = forms.CharField(
-        label="Note to the player", widget=forms.Textarea(attrs={"rows": 3}), max_length=2000
+        label=_("Note to the player"), widget=forms.Textarea(attrs={"rows": 3}), max_length=2000
     )

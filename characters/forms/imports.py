@@ -60,13 +60,14 @@ class UploadForm(forms.Form):
         return files
 
 
-TARGET_LABELS: dict[str, dict[str, str]] = {
-    "kind": {str(k): str(v) for k, v in Creature.choices},
-    "clan": {str(k): str(v) for k, v in CLAN_CHOICES},
-    "sect": {str(k): str(v) for k, v in Sect.choices},
-    "discipline": {str(k): str(v) for k, v in DISCIPLINE_CHOICES},
-    "influence": {str(k): str(v) for k, v in INFLUENCE_CHOICES},
-    "status": {str(k): str(v) for k, v in Status.choices},
+# Labels stay lazy: each page shows them in its own language.
+TARGET_LABELS: dict[str, dict[str, Any]] = {
+    "kind": {str(k): v for k, v in Creature.choices},
+    "clan": {str(k): v for k, v in CLAN_CHOICES},
+    "sect": {str(k): v for k, v in Sect.choices},
+    "discipline": {str(k): v for k, v in DISCIPLINE_CHOICES},
+    "influence": {str(k): v for k, v in INFLUENCE_CHOICES},
+    "status": {str(k): v for k, v in Status.choices},
 }
 WHAT_LABELS = {
     "kind": _("Kind of character"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from chronicle.access import is_staff
 from chronicle.models import Membership
@@ -15,14 +16,14 @@ from ..services.purchases import TEACHER_NAME_MAX
 
 LEVEL_CHOICES = [("", "—")] + [(code, code) for code in rules.LEVELS]
 DISCIPLINE_CHOICES = [("", "—")] + [(k, v) for k, v in rules.DISCIPLINE_TITLES.items()]
-TEACHER_HELP = "Needed for out-of-clan 1a and 1b (DIS-07) and for Sewer Lore (SEW-01)."
+TEACHER_HELP = _("Needed for out-of-clan 1a and 1b (DIS-07) and for Sewer Lore (SEW-01).")
 
 
 def _teacher_select(membership: Membership, student_id: int) -> forms.ModelChoiceField:
     """The storytellers' teacher select: only `access.teacher_choices`, so an id outside it is
     refused like an unknown one."""
     return forms.ModelChoiceField(
-        label="Teacher",
+        label=_("Teacher"),
         queryset=access.teacher_choices(membership)
         .exclude(pk=student_id)
         .only("pk", "name")
@@ -33,34 +34,39 @@ def _teacher_select(membership: Membership, student_id: int) -> forms.ModelChoic
 
 
 class PurchaseForm(forms.Form):
-    kind = forms.ChoiceField(label="What to buy", choices=PurchaseKind.choices)
-    discipline = forms.ChoiceField(label="Discipline", choices=DISCIPLINE_CHOICES, required=False)
+    kind = forms.ChoiceField(label=_("What to buy"), choices=PurchaseKind.choices)
+    discipline = forms.ChoiceField(
+        label=_("Discipline"), choices=DISCIPLINE_CHOICES, required=False
+    )
     level = forms.ChoiceField(
-        label="Level",
+        label=_("Level"),
         choices=LEVEL_CHOICES,
         required=False,
-        help_text="The next level after the ones you own (DIS-02).",
+        help_text=_("The next level after the ones you own (DIS-02)."),
     )
     # Replaced by a select of `access.teacher_choices` for storytellers; players name their
     # teacher in words, since the other characters are not theirs to know.
     teacher_name = forms.CharField(
-        label="Teacher (their character's name)",
+        label=_("Teacher (their character's name)"),
         max_length=TEACHER_NAME_MAX,
         required=False,
-        help_text=f"{TEACHER_HELP} A storyteller confirms the teacher at sign-off.",
+        help_text=_(
+            "Needed for out-of-clan 1a and 1b (DIS-07) and for Sewer Lore (SEW-01). A "
+            "storyteller confirms the teacher at sign-off."
+        ),
     )
     target = forms.CharField(
-        label="Target",
+        label=_("Target"),
         max_length=60,
         required=False,
-        help_text="Trait area (physical, social, mental), ability name or influence type.",
+        help_text=_("Trait area (physical, social, mental), ability name or influence type."),
     )
-    quantity = forms.IntegerField(label="Quantity", min_value=1, max_value=10, initial=1)
+    quantity = forms.IntegerField(label=_("Quantity"), min_value=1, max_value=10, initial=1)
     moment = forms.ChoiceField(
-        label="When", choices=PurchaseMoment.choices, initial=PurchaseMoment.DOWNTIME
+        label=_("When"), choices=PurchaseMoment.choices, initial=PurchaseMoment.DOWNTIME
     )
     note = forms.CharField(
-        label="Note for the STs", required=False, widget=forms.Textarea(attrs={"rows": 2})
+        label=_("Note for the STs"), required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
 
     def __init__(
@@ -105,9 +111,11 @@ def field_for(form: forms.Form, name: str) -> str | None:
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
+    decision = forms.ChoiceField(
+        label=_("Decision"), choices=[("approve", _("Approve")), ("reject", _("Reject"))]
+    )
     note = forms.CharField(
-        label="Note to the player", required=False, widget=forms.Textarea(attrs={"rows": 2})
+        label=_("Note to the player"), required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
 
     def __init__(
@@ -117,6 +125,8 @@ class DecisionForm(forms.Form):
         # DIS-07 / SEW-01: the ST links the teacher, prefilled with the one already linked.
         self.fields["teacher"] = _teacher_select(membership, purchase.character_id)
         self.fields["teacher"].help_text = (
-            f"The player named: {purchase.teacher_name}." if purchase.teacher_name else TEACHER_HELP
+            _("The player named: %(name)s.") % {"name": purchase.teacher_name}
+            if purchase.teacher_name
+            else TEACHER_HELP
         )
         self.initial.setdefault("teacher", purchase.teacher_id)

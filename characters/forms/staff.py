@@ -18,8 +18,13 @@ from typing import Any, ClassVar
 from django import forms
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.utils.formats import number_format
+from django.utils.functional import Promise
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from chronicle.models import Cycle
+from chronicle.stored_text import stored_text
 
 from .. import rules
 from ..models import (
@@ -39,6 +44,8 @@ from ..models import (
     XpEntry,
 )
 from ..services import bonds, ledger, records
+
+StrOrPromise = str | Promise
 
 # A typing slip, not a rule: SEW-03 numbers locations and no chronicle has this many.
 MAX_SEWER_NUMBER = 9999
@@ -88,7 +95,7 @@ def _date(**kwargs: Any) -> forms.DateField:
 
 class ActionForm(forms.Form):
     slug: ClassVar[str]
-    title: ClassVar[str]
+    title: ClassVar[StrOrPromise]
 
     def __init__(self, *args: Any, context: ActionContext, **kwargs: Any) -> None:
         self.context = context
@@ -107,12 +114,14 @@ class ActionForm(forms.Form):
 
 
 class DrinkForm(ActionForm):
-    slug, title = "drink", "Record a drink of kindred blood (BND-01/04)"
-    night = _date()
-    mixed = forms.BooleanField(required=False, help_text="Blood of several kindred, mixed.")
+    slug, title = "drink", _("Record a drink of kindred blood (BND-01/04)")
+    night = _date(label=_("Night"))
+    mixed = forms.BooleanField(
+        required=False, help_text=_("Blood of several kindred, mixed."), label=_("Mixed")
+    )
 
     def setup(self) -> None:
-        self.fields["donors"] = ObjectMultipleChoiceField(self.others())
+        self.fields["donors"] = ObjectMultipleChoiceField(self.others(), label=_("Donors"))
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         data = self.cleaned_data
@@ -124,15 +133,15 @@ class DrinkForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Drink recorded; the bonds are up to date."
+        return gettext("Drink recorded; the bonds are up to date.")
 
 
 class BondBreakForm(ActionForm):
-    slug, title = "bond-break", "A ritual broke a bond (BND-03/06)"
-    night = _date()
+    slug, title = "bond-break", _("A ritual broke a bond (BND-03/06)")
+    night = _date(label=_("Night"))
 
     def setup(self) -> None:
-        self.fields["regnant"] = ObjectChoiceField(self.others())
+        self.fields["regnant"] = ObjectChoiceField(self.others(), label=_("Regnant"))
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         data = self.cleaned_data
@@ -143,16 +152,16 @@ class BondBreakForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Ritual recorded."
+        return gettext("Ritual recorded.")
 
 
 class RequestForm(ActionForm):
-    slug, title = "request", "A regnant's request of this thrall (BND-09)"
-    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
-    set_at = forms.ChoiceField(choices=RequestSetAt.choices)
+    slug, title = "request", _("A regnant's request of this thrall (BND-09)")
+    text = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label=_("Text"))
+    set_at = forms.ChoiceField(choices=RequestSetAt.choices, label=_("Set at"))
 
     def setup(self) -> None:
-        self.fields["regnant"] = ObjectChoiceField(self.others())
+        self.fields["regnant"] = ObjectChoiceField(self.others(), label=_("Regnant"))
         self.order_fields(["regnant", "text", "set_at"])
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -165,53 +174,67 @@ class RequestForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Request recorded."
+        return gettext("Request recorded.")
 
 
 class RequestDropForm(ActionForm):
-    slug, title = "request-drop", "The regnant drops a request (BND-09)"
+    slug, title = "request-drop", _("The regnant drops a request (BND-09)")
 
     def setup(self) -> None:
         self.fields["request"] = ObjectChoiceField(
-            self.context.requests, lambda r: f"{r.regnant.name}: {r.text[:60]}"
+            self.context.requests, lambda r: f"{r.regnant.name}: {r.text[:60]}", label=_("Request")
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         dropped = bonds.regnant_request_drop(request=self.cleaned_data["request"], by=by, now=now)
-        return "Request dropped." if dropped else "That request was already dropped."
+        return (
+            gettext("Request dropped.") if dropped else gettext("That request was already dropped.")
+        )
 
 
 class StoredBloodForm(ActionForm):
-    slug, title = "stored-blood", "Store blood (BLD-01..05)"
-    location = forms.CharField(max_length=200, required=False)
-    on_body = forms.BooleanField(required=False)
-    points = forms.IntegerField(min_value=1, max_value=100)
-    donor_type = forms.ChoiceField(choices=DonorType.choices)
-    donor_note = forms.CharField(max_length=200, required=False)
-    collected_on = _date()
+    slug, title = "stored-blood", _("Store blood (BLD-01..05)")
+    location = forms.CharField(max_length=200, required=False, label=_("Location"))
+    on_body = forms.BooleanField(required=False, label=_("On body"))
+    points = forms.IntegerField(min_value=1, max_value=100, label=_("Points"))
+    donor_type = forms.ChoiceField(choices=DonorType.choices, label=_("Donor type"))
+    donor_note = forms.CharField(max_length=200, required=False, label=_("Donor note"))
+    collected_on = _date(label=_("Collected on"))
 
     def setup(self) -> None:
-        self.fields["donors"] = ObjectMultipleChoiceField(self.context.characters, required=False)
+        self.fields["donors"] = ObjectMultipleChoiceField(
+            self.context.characters, required=False, label=_("Donors")
+        )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.stored_blood_add(holder=self.context.character, by=by, now=now, **self.cleaned_data)
-        return "Stored blood recorded."
+        return gettext("Stored blood recorded.")
 
 
 class TransferForm(ActionForm):
-    slug, title = "transfer", "Move stored blood (BLD-02)"
-    to_location = forms.CharField(max_length=200, required=False)
+    slug, title = "transfer", _("Move stored blood (BLD-02)")
+    to_location = forms.CharField(max_length=200, required=False, label=_("To location"))
     on_body = forms.NullBooleanField(
         required=False,
-        widget=forms.Select(choices=[("unknown", "Keep"), ("true", "On body"), ("false", "Off")]),
+        widget=forms.Select(
+            choices=[("unknown", _("Keep")), ("true", _("On body")), ("false", _("Off"))]
+        ),
+        label=_("On body"),
     )
-    points = forms.IntegerField(min_value=1, max_value=100)
+    points = forms.IntegerField(min_value=1, max_value=100, label=_("Points"))
 
     def setup(self) -> None:
         self.fields["blood"] = ObjectChoiceField(
-            self.context.stored_blood, lambda b: f"{b.points} at {b.location} ({b.collected_on})"
+            self.context.stored_blood,
+            lambda b: (
+                _("%(points)s at %(location)s (%(day)s)")
+                % {"points": b.points, "location": stored_text(b.location), "day": b.collected_on}
+            ),
+            label=_("Blood"),
         )
-        self.fields["to_holder"] = ObjectChoiceField(self.context.characters, required=False)
+        self.fields["to_holder"] = ObjectChoiceField(
+            self.context.characters, required=False, label=_("To holder")
+        )
         self.order_fields(["blood", "to_holder", "to_location", "on_body", "points"])
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -225,28 +248,32 @@ class TransferForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Blood moved."
+        return gettext("Blood moved.")
 
 
 class DiablerieForm(ActionForm):
-    slug, title = "diablerie", "Record a diablerie by this character (XP-04/05)"
-    victim_name = forms.CharField(max_length=120, required=False, help_text="If not a sheet.")
-    victim_generation = forms.IntegerField(min_value=1, max_value=15, required=False)
-    occurred_on = _date()
-    victim_in_torpor = forms.BooleanField(required=False)
+    slug, title = "diablerie", _("Record a diablerie by this character (XP-04/05)")
+    victim_name = forms.CharField(
+        max_length=120, required=False, help_text=_("If not a sheet."), label=_("Victim name")
+    )
+    victim_generation = forms.IntegerField(
+        min_value=1, max_value=15, required=False, label=_("Victim generation")
+    )
+    occurred_on = _date(label=_("Occurred on"))
+    victim_in_torpor = forms.BooleanField(required=False, label=_("Victim in torpor"))
     killed_by_aggravated_or_coup = forms.BooleanField(
-        required=False, label="Victim killed by coup de grace or aggravated damage"
+        required=False, label=_("Victim killed by coup de grace or aggravated damage")
     )
 
     def setup(self) -> None:
-        self.fields["victim"] = ObjectChoiceField(self.others(), required=False)
+        self.fields["victim"] = ObjectChoiceField(self.others(), required=False, label=_("Victim"))
         self.order_fields(["victim"])
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         named = data.get("victim_name") and data.get("victim_generation")
         if not data.get("victim") and not named:
-            raise ValidationError("Choose the victim, or give its name and generation (XP-04).")
+            raise ValidationError(_("Choose the victim, or give its name and generation (XP-04)."))
         return data
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -262,46 +289,48 @@ class DiablerieForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Diablerie recorded."
+        return gettext("Diablerie recorded.")
 
 
 class DeathForm(ActionForm):
-    slug, title = "death", "Record this character's death (XP-06, BND-03)"
-    died_on = _date()
+    slug, title = "death", _("Record this character's death (XP-06, BND-03)")
+    died_on = _date(label=_("Died on"))
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.character_death_record(
             character=self.context.character, died_on=self.cleaned_data["died_on"], by=by, now=now
         )
-        return "Death recorded; the player is credited per XP-06."
+        return gettext("Death recorded; the player is credited per XP-06.")
 
 
 class RetireForm(ActionForm):
-    slug, title = "retire", "Retire this character (XP-06)"
-    on = _date(label="Retired on")
+    slug, title = "retire", _("Retire this character (XP-06)")
+    on = _date(label=_("Retired on"))
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.character_retire(
             character=self.context.character, on=self.cleaned_data["on"], by=by, now=now
         )
-        return "Character retired; the player is credited per XP-06."
+        return gettext("Character retired; the player is credited per XP-06.")
 
 
 class ReturnForm(ActionForm):
-    slug, title = "return", "Bring this character back from retirement (XP-07)"
+    slug, title = "return", _("Bring this character back from retirement (XP-07)")
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.character_return(character=self.context.character, by=by, now=now)
-        return "The character is active again."
+        return gettext("The character is active again.")
 
 
 class TorporHoldForm(ActionForm):
-    slug, title = "torpor-hold", "This character holds someone in torpor (TOR-01)"
+    slug, title = "torpor-hold", _("This character holds someone in torpor (TOR-01)")
 
     def setup(self) -> None:
-        self.fields["captive"] = ObjectChoiceField(self.others())
+        self.fields["captive"] = ObjectChoiceField(self.others(), label=_("Captive"))
         self.fields["cycle"] = ObjectChoiceField(
-            self.context.cycles, lambda c: f"Downtime after game {c.game.number}"
+            self.context.cycles,
+            lambda c: _("Downtime after game %(number)s") % {"number": c.game.number},
+            label=_("Cycle"),
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -313,15 +342,15 @@ class TorporHoldForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Torpor hold recorded."
+        return gettext("Torpor hold recorded.")
 
 
 class CaptiveForm(ActionForm):
-    slug, title = "captive", "This character is held captive (TOR-02)"
-    since = _date()
+    slug, title = "captive", _("This character is held captive (TOR-02)")
+    since = _date(label=_("Since"))
 
     def setup(self) -> None:
-        self.fields["captor"] = ObjectChoiceField(self.others())
+        self.fields["captor"] = ObjectChoiceField(self.others(), label=_("Captor"))
         self.order_fields(["captor"])
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -333,18 +362,21 @@ class CaptiveForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Captivity recorded."
+        return gettext("Captivity recorded.")
 
 
 class CaptiveResolveForm(ActionForm):
-    slug, title = "captive-resolve", "End a captivity (TOR-02)"
+    slug, title = "captive-resolve", _("End a captivity (TOR-02)")
     outcome = forms.ChoiceField(
-        choices=[(CaptiveOutcome.RELEASED, "Released"), (CaptiveOutcome.KILLED, "Killed")]
+        choices=[(CaptiveOutcome.RELEASED, _("Released")), (CaptiveOutcome.KILLED, _("Killed"))],
+        label=_("Outcome"),
     )
 
     def setup(self) -> None:
         self.fields["captivity"] = ObjectChoiceField(
-            self.context.captivities, lambda c: f"Captive since {c.since}"
+            self.context.captivities,
+            lambda c: _("Captive since %(day)s") % {"day": c.since},
+            label=_("Captivity"),
         )
         self.order_fields(["captivity"])
 
@@ -353,57 +385,66 @@ class CaptiveResolveForm(ActionForm):
         records.captivity_resolve(
             captivity=data["captivity"], outcome=data["outcome"], by=by, now=now
         )
-        return "Captivity ended."
+        return gettext("Captivity ended.")
 
 
 class ItemForm(ActionForm):
-    slug, title = "item", "Add an item (ITM-01)"
-    name = forms.CharField(max_length=120)
-    concealability = forms.ChoiceField(choices=Concealability.choices)
-    armor = forms.IntegerField(min_value=0, max_value=5, initial=0)
+    slug, title = "item", _("Add an item (ITM-01)")
+    name = forms.CharField(max_length=120, label=_("Name"))
+    concealability = forms.ChoiceField(choices=Concealability.choices, label=_("Concealability"))
+    armor = forms.IntegerField(min_value=0, max_value=5, initial=0, label=_("Armor"))
     purchase_cost = forms.IntegerField(
-        min_value=0, max_value=32767, help_text="Including reinforcement and attachments."
+        min_value=0,
+        max_value=32767,
+        help_text=_("Including reinforcement and attachments."),
+        label=_("Purchase cost"),
     )
-    potence_reinforced = forms.BooleanField(required=False)
+    potence_reinforced = forms.BooleanField(required=False, label=_("Potence reinforced"))
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.item_add(character=self.context.character, by=by, now=now, **self.cleaned_data)
-        return "Item added."
+        return gettext("Item added.")
 
 
 class ItemRepairForm(ActionForm):
-    slug, title = "item-repair", "Repair an item (ITM-02)"
+    slug, title = "item-repair", _("Repair an item (ITM-02)")
 
     def setup(self) -> None:
         self.fields["item"] = ObjectChoiceField(
-            self.context.items, lambda i: f"{i.name} (expires {i.expires_on})"
+            self.context.items,
+            lambda i: _("%(item)s (expires %(day)s)") % {"item": i.name, "day": i.expires_on},
+            label=_("Item"),
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         cost = records.item_repair(item=self.cleaned_data["item"], by=by, now=now)
-        return f"Item repaired for {cost}."
+        return gettext("Item repaired for %(cost)s.") % {"cost": cost}
 
 
 class ItemDowngradeForm(ActionForm):
-    slug, title = "item-downgrade", "Downgrade an item's concealment (ITM-03)"
+    slug, title = "item-downgrade", _("Downgrade an item's concealment (ITM-03)")
 
     def setup(self) -> None:
         self.fields["item"] = ObjectChoiceField(
-            self.context.items, lambda i: f"{i.name} ({i.concealability})"
+            self.context.items,
+            lambda i: f"{i.name} ({i.get_concealability_display()})",
+            label=_("Item"),
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         cost = records.item_downgrade(item=self.cleaned_data["item"], by=by, now=now)
-        return f"Concealment downgraded for {cost}."
+        return gettext("Concealment downgraded for %(cost)s.") % {"cost": cost}
 
 
 class SewerLearnForm(ActionForm):
-    slug, title = "sewer-learn", "Learn a sewer location (SEW-02/03)"
-    on = _date(label="Learned on")
+    slug, title = "sewer-learn", _("Learn a sewer location (SEW-02/03)")
+    on = _date(label=_("Learned on"))
 
     def setup(self) -> None:
         self.fields["location"] = ObjectChoiceField(
-            self.context.sewer_locations, lambda s: f"{s.number} (level {s.level})"
+            self.context.sewer_locations,
+            lambda s: _("%(number)s (level %(level)s)") % {"number": s.number, "level": s.level},
+            label=_("Location"),
         )
         self.order_fields(["location"])
 
@@ -412,16 +453,18 @@ class SewerLearnForm(ActionForm):
         records.sewer_location_learn(
             character=self.context.character, location=data["location"], on=data["on"], by=by
         )
-        return "Location learned."
+        return gettext("Location learned.")
 
 
 class SewerForgetForm(ActionForm):
-    slug, title = "sewer-forget", "Forget a sewer location (SEW-03)"
-    in_downtime = forms.BooleanField(required=False, label="This is done in downtime")
+    slug, title = "sewer-forget", _("Forget a sewer location (SEW-03)")
+    in_downtime = forms.BooleanField(required=False, label=_("This is done in downtime"))
 
     def setup(self) -> None:
         self.fields["known"] = ObjectChoiceField(
-            self.context.known_locations, lambda k: f"Location {k.location.number}"
+            self.context.known_locations,
+            lambda k: f"Location {k.location.number}",
+            label=_("Known"),
         )
         self.order_fields(["known"])
 
@@ -430,20 +473,21 @@ class SewerForgetForm(ActionForm):
         records.sewer_location_forget(
             known=data["known"], in_downtime=data["in_downtime"], by=by, now=now
         )
-        return "Location forgotten."
+        return gettext("Location forgotten.")
 
 
 class SewerAddForm(ActionForm):
-    slug, title = "sewer-add", "Add a sewer location to the chronicle (SEW-03/04)"
-    number = forms.IntegerField(min_value=1, max_value=MAX_SEWER_NUMBER)
-    level = forms.IntegerField(min_value=1, max_value=rules.MAX_SEWER_LORE, label="Sewer level")
-    description = forms.CharField(max_length=200, required=False)
+    slug, title = "sewer-add", _("Add a sewer location to the chronicle (SEW-03/04)")
+    number = forms.IntegerField(min_value=1, max_value=MAX_SEWER_NUMBER, label=_("Number"))
+    level = forms.IntegerField(min_value=1, max_value=rules.MAX_SEWER_LORE, label=_("Sewer level"))
+    description = forms.CharField(max_length=200, required=False, label=_("Description"))
 
     def setup(self) -> None:
         self.fields["defenders"] = ObjectMultipleChoiceField(
             self.context.characters,
             required=False,
-            help_text="Who defends it against a search (SEW-04).",
+            help_text=_("Who defends it against a search (SEW-04)."),
+            label=_("Defenders"),
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -456,16 +500,23 @@ class SewerAddForm(ActionForm):
             defenders=data["defenders"],
             by=by,
         )
-        return f"Location {location.number} (level {location.level}) added."
+        return gettext("Location %(number)s (level %(level)s) added.") % {
+            "number": location.number,
+            "level": location.level,
+        }
 
 
 class SewerSearchForm(ActionForm):
-    slug, title = "sewer-search", "A group searches for a sewer location (SEW-04)"
+    slug, title = "sewer-search", _("A group searches for a sewer location (SEW-04)")
 
     def setup(self) -> None:
-        self.fields["searchers"] = ObjectMultipleChoiceField(self.context.characters)
+        self.fields["searchers"] = ObjectMultipleChoiceField(
+            self.context.characters, label=_("Searchers")
+        )
         self.fields["location"] = ObjectChoiceField(
-            self.context.sewer_locations, lambda s: f"{s.number} (level {s.level})"
+            self.context.sewer_locations,
+            lambda s: _("%(number)s (level %(level)s)") % {"number": s.number, "level": s.level},
+            label=_("Location"),
         )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -475,19 +526,22 @@ class SewerSearchForm(ActionForm):
         )
         number = data["location"].number
         if not learned:
-            return (
-                f"Nobody learned location {number}: the search failed, or every searcher "
+            return gettext(
+                "Nobody learned location %(number)s: the search failed, or every searcher "
                 "already knew it or had no free slot (SEW-02/04)."
-            )
-        return f"Location {number} found; learned by {', '.join(c.name for c in learned)}."
+            ) % {"number": number}
+        return gettext("Location %(number)s found; learned by %(names)s.") % {
+            "number": number,
+            "names": ", ".join(c.name for c in learned),
+        }
 
 
 class SummonsLockForm(ActionForm):
-    slug, title = "summons-lock", "A summons lock won by this character (MSC-01)"
-    won_on = _date()
+    slug, title = "summons-lock", _("A summons lock won by this character (MSC-01)")
+    won_on = _date(label=_("Won on"))
 
     def setup(self) -> None:
-        self.fields["target"] = ObjectChoiceField(self.others())
+        self.fields["target"] = ObjectChoiceField(self.others(), label=_("Target"))
         self.order_fields(["target"])
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -499,16 +553,16 @@ class SummonsLockForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Summons lock recorded."
+        return gettext("Summons lock recorded.")
 
 
 class ConditioningForm(ActionForm):
-    slug, title = "conditioning", "This character was conditioned (MSC-02)"
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
-    recorded_on = _date()
+    slug, title = "conditioning", _("This character was conditioned (MSC-02)")
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label=_("Description"))
+    recorded_on = _date(label=_("Recorded on"))
 
     def setup(self) -> None:
-        self.fields["conditioner"] = ObjectChoiceField(self.others())
+        self.fields["conditioner"] = ObjectChoiceField(self.others(), label=_("Conditioner"))
         self.order_fields(["conditioner"])
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -521,56 +575,66 @@ class ConditioningForm(ActionForm):
             by=by,
             now=now,
         )
-        return "Conditioning recorded."
+        return gettext("Conditioning recorded.")
 
 
 class TitleForm(ActionForm):
-    slug, title = "title", "Titles"
-    name = forms.CharField(max_length=60, required=False, label="Title")
-    city = forms.CharField(max_length=80, required=False)
+    slug, title = "title", _("Titles")
+    name = forms.CharField(max_length=60, required=False, label=_("Title"))
+    city = forms.CharField(max_length=80, required=False, label=_("City"))
 
     def setup(self) -> None:
-        self.fields["remove"] = ObjectChoiceField(self.context.titles, required=False)
+        self.fields["remove"] = ObjectChoiceField(
+            self.context.titles, required=False, label=_("Remove")
+        )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         data = self.cleaned_data
         if data["remove"]:
             records.title_remove(title=data["remove"], by=by)
-            return "Title removed."
+            return gettext("Title removed.")
         records.title_add(
             character=self.context.character, name=data["name"], city=data["city"], by=by
         )
-        return "Title added."
+        return gettext("Title added.")
 
 
 class NoteForm(ActionForm):
-    slug, title = "note", "Storytellers' notes (never shown to the player)"
-    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 4}), required=False)
+    slug, title = "note", _("Storytellers' notes (never shown to the player)")
+    notes = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4}), required=False, label=_("Notes")
+    )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.st_note_set(
             character=self.context.character, notes=self.cleaned_data["notes"], by=by
         )
-        return "Notes saved."
+        return gettext("Notes saved.")
 
 
 class RitualForm(ActionForm):
-    slug, title = "ritual", "Add a ritual (DIS-10)"
-    name = forms.CharField(max_length=120)
-    learned_on = _date(required=False)
-    free = forms.BooleanField(required=False, help_text="A Tremere's free basic ritual.")
+    slug, title = "ritual", _("Add a ritual (DIS-10)")
+    name = forms.CharField(max_length=120, label=_("Name"))
+    learned_on = _date(required=False, label=_("Learned on"))
+    free = forms.BooleanField(
+        required=False, help_text=_("A Tremere's free basic ritual."), label=_("Free")
+    )
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         records.ritual_add(character=self.context.character, by=by, now=now, **self.cleaned_data)
-        return "Ritual added."
+        return gettext("Ritual added.")
 
 
 class CorrectionForm(ActionForm):
-    slug, title = "correction", "Correct the player's XP ledger"
+    slug, title = "correction", _("Correct the player's XP ledger")
     amount = forms.DecimalField(
-        max_digits=7, decimal_places=1, required=False, help_text="Plus or minus, in 0.5 steps."
+        max_digits=7,
+        decimal_places=1,
+        required=False,
+        help_text=_("Plus or minus, in 0.5 steps."),
+        label=_("Amount"),
     )
-    reason = forms.CharField(max_length=250)
+    reason = forms.CharField(max_length=250, label=_("Reason"))
     # A fresh token with every form drawn: a double-clicked or replayed submit carries the same
     # one, so the ledger writes the correction once.
     token = forms.RegexField(
@@ -578,23 +642,27 @@ class CorrectionForm(ActionForm):
         required=False,
         widget=forms.HiddenInput,
         initial=lambda: uuid.uuid4().hex,
-        error_messages={"invalid": "Reload the page and try again."},
+        error_messages={"invalid": _("Reload the page and try again.")},
+        label=_("Token"),
     )
 
     def setup(self) -> None:
         self.fields["reverse"] = ObjectChoiceField(
             self.context.entries,
-            lambda e: f"{e.created_at:%Y-%m-%d} {e.amount:+} {e.reason}",
+            lambda e: (
+                f"{e.created_at:%Y-%m-%d} {'+' if e.amount >= 0 else ''}"
+                f"{number_format(e.amount)} {stored_text(e.reason)}"
+            ),
             required=False,
-            label="Or reverse this entry",
+            label=_("Or reverse this entry"),
         )
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if self.context.character.player_id is None:
-            raise ValidationError("An NPC has no XP ledger.")
+            raise ValidationError(_("An NPC has no XP ledger."))
         if (data.get("amount") is None) == (not data.get("reverse")):
-            raise ValidationError("Give an amount or choose an entry to reverse (not both).")
+            raise ValidationError(_("Give an amount or choose an entry to reverse (not both)."))
         return data
 
     def run(self, *, by: User, now: dt.datetime) -> str:
@@ -602,7 +670,7 @@ class CorrectionForm(ActionForm):
         character = self.context.character
         if data["reverse"]:
             ledger.xp_entry_reverse(entry=data["reverse"], by=by, reason=data["reason"], now=now)
-            return "Entry reversed."
+            return gettext("Entry reversed.")
         assert character.player_id is not None
         ledger.xp_correction_add(
             chronicle=character.chronicle,
@@ -614,7 +682,7 @@ class CorrectionForm(ActionForm):
             token=data.get("token") or None,
             now=now,
         )
-        return "Correction added."
+        return gettext("Correction added.")
 
 
 ACTION_FORMS: dict[str, type[ActionForm]] = {

@@ -777,7 +777,7 @@ def plan_character(
         lines.append(_("XP entries kept as text:"))
         for kept in kept_entries:
             lines.append(
-                f"  {kept['date'] or '-'} · {default_reason(int(kept['type']))} "
+                f"  {kept['date'] or '-'} · {_(default_reason(int(kept['type'])))} "
                 f"{kept['change']} · {kept['reason']}".rstrip(" ·")
             )
     if gv.notes:

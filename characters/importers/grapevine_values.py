@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 
@@ -306,17 +309,25 @@ XP_KINDS: Mapping[int, str] = {
 }
 
 
+# What an XP entry of each Grapevine type says when the file gives no reason: stored in English
+# on the ledger (and in a file exported back), shown in each reader's language
+# (chronicle.stored_text).
+DEFAULT_REASONS: Mapping[int, str] = {
+    EARN: gettext_noop("XP earned"),
+    LOSE: gettext_noop("XP lost"),
+    SET_EARNED: gettext_noop("Earned XP set"),
+    SPEND: gettext_noop("XP spent"),
+    UNSPEND: gettext_noop("XP given back"),
+    SET_UNSPENT: gettext_noop("Unspent XP set"),
+    COMMENT: gettext_noop("Comment"),
+}
+OTHER_REASON = gettext_noop("XP")
+stored_sentences(*DEFAULT_REASONS.values(), OTHER_REASON)
+
+
 def default_reason(entry_type: int) -> str:
-    reasons = {
-        EARN: _("XP earned"),
-        LOSE: _("XP lost"),
-        SET_EARNED: _("Earned XP set"),
-        SPEND: _("XP spent"),
-        UNSPEND: _("XP given back"),
-        SET_UNSPENT: _("Unspent XP set"),
-        COMMENT: _("Comment"),
-    }
-    return reasons.get(entry_type, _("XP"))
+    """The English reason (translate it with gettext where a person reads it)."""
+    return DEFAULT_REASONS.get(entry_type, OTHER_REASON)
 
 
 def decimal_or_none(text: str | None) -> Decimal | None:

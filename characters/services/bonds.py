@@ -17,10 +17,13 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.models import Chronicle
 from chronicle.rules import settings_for
 from chronicle.services import chronicle_today
+from chronicle.stored_text import stored_sentences, stored_text
 
 from .. import rules
 from ..models import (
@@ -33,10 +36,19 @@ from ..models import (
     RegnantRequest,
     RequestSetAt,
 )
-from .common import refusal
+from .common import in_reader_language, refusal
 from .notify import notify
 
 Key = tuple[int, str]  # (regnant id, bond kind)
+
+# Why a bond ended, stored in English (the API gives it as stored) and told to the thrall's
+# player in their language (chronicle.stored_text).
+ENDED_EMBRACED = gettext_noop("embraced (CRE-04)")
+ENDED_RITUAL = gettext_noop("broken by a ritual")
+ENDED_REGNANT_DIED = gettext_noop("the regnant died")
+ENDED_EXPIRED = gettext_noop("expired")
+ENDED_LAPSED = gettext_noop("lapsed")
+stored_sentences(ENDED_EMBRACED, ENDED_RITUAL, ENDED_REGNANT_DIED, ENDED_EXPIRED, ENDED_LAPSED)
 
 
 @dataclass(frozen=True)
@@ -50,7 +62,12 @@ class _Row:
 def _kindred(character: Character, field: str, rule: str) -> None:
     if character.creature != Creature.KINDRED:
         raise ValidationError(
-            {field: f"{character.name} is not kindred; only kindred blood makes a bond ({rule})."}
+            {
+                field: _(
+                    "%(character)s is not kindred; only kindred blood makes a bond (%(rule)s)."
+                )
+                % {"character": character.name, "rule": rule}
+            }
         )
 
 
@@ -71,21 +88,23 @@ def drink_record(
     today = chronicle_today(chronicle, now)
     donors = list(donors)
     if not donors:
-        raise ValidationError({"donors": "Name the kindred whose blood was drunk (BND-01)."})
+        raise ValidationError({"donors": _("Name the kindred whose blood was drunk (BND-01).")})
     if not mixed and len(donors) != 1:
         raise ValidationError(
-            {"donors": "Unmixed blood comes from exactly one kindred; mark it mixed (BND-04)."}
+            {"donors": _("Unmixed blood comes from exactly one kindred; mark it mixed (BND-04).")}
         )
     if len({d.pk for d in donors}) != len(donors):
-        raise ValidationError({"donors": "List each donor of mixed blood once (BND-04)."})
+        raise ValidationError({"donors": _("List each donor of mixed blood once (BND-04).")})
     for donor in donors:
         if donor.chronicle_id != chronicle.pk:
-            raise ValidationError({"donors": "Every donor must be a character of this chronicle."})
+            raise ValidationError(
+                {"donors": _("Every donor must be a character of this chronicle.")}
+            )
         if donor.pk == drinker.pk:
-            raise ValidationError({"donors": "A character cannot be bound to itself (BND-01)."})
+            raise ValidationError({"donors": _("A character cannot be bound to itself (BND-01).")})
         _kindred(donor, "donors", "BND-08")
     if night > today:
-        raise ValidationError({"night": "A drink can be recorded only once it has happened."})
+        raise ValidationError({"night": _("A drink can be recorded only once it has happened.")})
     drink = BloodDrink.objects.create(
         drinker=drinker, night=night, mixed=mixed, recorded_by=by, recorded_at=now
     )
@@ -103,15 +122,15 @@ def _end_reason(
     breaks: list[BondBreak],
     on: dt.date,
 ) -> str:
-    regnant_id, _ = key
+    regnant_id = key[0]
     if thrall.embraced_on is not None and thrall.embraced_on <= on:
-        return "embraced (CRE-04)"
+        return ENDED_EMBRACED
     if any(b.regnant_id == regnant_id and b.night <= on for b in breaks):
-        return "broken by a ritual"
+        return ENDED_RITUAL
     died = deaths.get(regnant_id)
     if died is not None and died <= on:
-        return "the regnant died"
-    return "expired" if bound else "lapsed"
+        return ENDED_REGNANT_DIED
+    return ENDED_EXPIRED if bound else ENDED_LAPSED
 
 
 def _wanted(state: rules.BondState) -> dict[Key, tuple[int, bool, dt.date | None]]:
@@ -204,7 +223,7 @@ def bonds_refresh(*, thrall_ids: Iterable[int], on: dt.date, now: dt.datetime | 
     thralls = {
         t.pk: t
         for t in Character.objects.select_for_update(of=("self",))
-        .select_related("chronicle", "player")
+        .select_related("chronicle", "player__chronicle_profile")
         .filter(pk__in=ids)
         .order_by("pk")
     }
@@ -306,14 +325,17 @@ def _tell_beginning(thrall: Character, bond: Bond, now: dt.datetime) -> None:
     """BND-01: the thrall feels a bond beginning, without learning whose blood it is."""
     if bond.notified_at is not None:
         return
+    with in_reader_language(thrall.player):
+        subject = _("You feel the beginning of a bond")
+        body = _(
+            "%(thrall)s feels the beginning of a blood bond: one more night of the same blood "
+            "and it will take hold (BND-01)."
+        ) % {"thrall": thrall.name}
     notify(
         character=thrall,
         key=f"bond-beginning:{bond.pk}",
-        subject="You feel the beginning of a bond",
-        body=(
-            f"{thrall.name} feels the beginning of a blood bond: one more night of the same "
-            "blood and it will take hold (BND-01)."
-        ),
+        subject=subject,
+        body=body,
         now=now,
     )
     Bond.objects.filter(pk=bond.pk).update(notified_at=now)
@@ -323,18 +345,30 @@ def _tell_beginning(thrall: Character, bond: Bond, now: dt.datetime) -> None:
 def _tell_ended(thrall: Character, bond: Bond, now: dt.datetime) -> None:
     """BND-10: the thrall's player learns that a bond in force ended, or that a bond they were
     told was beginning has faded (still without the name)."""
-    if bond.bound:
-        kind = "blood bond" if bond.kind == BondKind.PURE else "shared bond"
-        subject = f"Your {kind} to {bond.regnant.name} has ended"
-        body = (
-            f"{thrall.name}'s {kind} to {bond.regnant.name} ended on {bond.ended_on} "
-            f"({bond.end_reason}, BND-10)."
-        )
-    elif bond.notified_at is not None:
-        subject = "The bond you felt beginning has faded"
-        body = f"The beginning of a bond that {thrall.name} felt has faded (BND-10)."
-    else:
+    if not bond.bound and bond.notified_at is None:
         return
+    with in_reader_language(thrall.player):
+        names = {
+            "thrall": thrall.name,
+            "regnant": bond.regnant.name,
+            "day": bond.ended_on,
+            "reason": stored_text(bond.end_reason),
+        }
+        if bond.bound and bond.kind == BondKind.PURE:
+            subject = _("Your blood bond to %(regnant)s has ended") % names
+            body = (
+                _("%(thrall)s's blood bond to %(regnant)s ended on %(day)s (%(reason)s, BND-10).")
+                % names
+            )
+        elif bond.bound:
+            subject = _("Your shared bond to %(regnant)s has ended") % names
+            body = (
+                _("%(thrall)s's shared bond to %(regnant)s ended on %(day)s (%(reason)s, BND-10).")
+                % names
+            )
+        else:
+            subject = _("The bond you felt beginning has faded")
+            body = _("The beginning of a bond that %(thrall)s felt has faded (BND-10).") % names
     notify(character=thrall, key=f"bond-ended:{bond.pk}", subject=subject, body=body, now=now)
 
 
@@ -352,11 +386,13 @@ def bond_break_record(
     now = now or timezone.now()
     today = chronicle_today(thrall.chronicle, now)
     if regnant.chronicle_id != thrall.chronicle_id or regnant.pk == thrall.pk:
-        raise ValidationError({"regnant": "Choose another character of this chronicle."})
+        raise ValidationError({"regnant": _("Choose another character of this chronicle.")})
     if night > today:
-        raise ValidationError({"night": "A ritual can be recorded only once it has happened."})
+        raise ValidationError({"night": _("A ritual can be recorded only once it has happened.")})
     if BondBreak.objects.filter(thrall=thrall, regnant=regnant, night=night).exists():
-        raise ValidationError({"night": "This ritual is already recorded for that night (BND-03)."})
+        raise ValidationError(
+            {"night": _("This ritual is already recorded for that night (BND-03).")}
+        )
     ritual = BondBreak.objects.create(thrall=thrall, regnant=regnant, night=night, recorded_by=by)
     bonds_refresh(thrall_ids=[thrall.pk], on=today, now=now)
     return ritual
@@ -397,9 +433,9 @@ def regnant_request_add(
     now = now or timezone.now()
     text = text.strip()
     if not text:
-        raise ValidationError({"text": "Write the request."})
+        raise ValidationError({"text": _("Write the request.")})
     if set_at not in RequestSetAt.values:
-        raise ValidationError({"set_at": "Say whether it was set at a game or in downtime."})
+        raise ValidationError({"set_at": _("Say whether it was set at a game or in downtime.")})
     # The thrall row serializes two STs adding a 5th request at once.
     Character.objects.select_for_update().filter(pk=thrall.pk).first()
     bound = Bond.objects.filter(

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.utils import translation
+
+from chronicle.languages import language_of
 
 RULE_ID = re.compile(r"\b([A-Z]{2,3}-\d{2}[a-z]?)\b")
 
@@ -22,3 +27,21 @@ def refusal(exc: ValueError, field: str | None = None) -> ValidationError:
     if field is None:
         return ValidationError(problems)
     return ValidationError({field: problems})
+
+
+def reader_language(user: Any) -> str:
+    """The language `user` reads their mail in (chronicle.languages.language_of), read from the
+    profile already joined to the row (`select_related("…player__chronicle_profile")`) when it
+    is, so a sweep that tells a thousand players costs no query per player."""
+    if user is None:
+        return str(settings.LANGUAGE_CODE)
+    relation = type(user).chronicle_profile.related
+    if relation.is_cached(user):
+        profile = relation.get_cached_value(user)
+        return (profile.language if profile is not None else "") or str(settings.LANGUAGE_CODE)
+    return language_of(user)
+
+
+def in_reader_language(user: Any) -> translation.override:
+    """Write what follows (a mail's subject and body) in `user`'s language."""
+    return translation.override(reader_language(user))

@@ -10,13 +10,20 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.models import Chronicle
 from chronicle.rules import settings_for
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 from ..models import Character, CheatingOffense, RespendGrant, XpEntry, XpKind
 from . import ledger
+
+# Stored in English and shown in each reader's language (chronicle.stored_text).
+CHEATING_REASON = gettext_noop("Second cheating offense: half of the earned XP (GEN-02). %(note)s")
+stored_sentences(CHEATING_REASON)
 
 
 @transaction.atomic
@@ -28,7 +35,7 @@ def cheating_offense_record(
     the 3rd is a ban (recorded here; removing the player is a GEN-03/04 vote)."""
     now = now or timezone.now()
     if not note.strip():
-        raise ValidationError({"note": "Describe the offense: the player will be told why."})
+        raise ValidationError({"note": _("Describe the offense: the player will be told why.")})
     ledger.lock_ledger(chronicle=chronicle, player_id=player.pk)
     number = (
         CheatingOffense.objects.filter(chronicle=chronicle, player=player).aggregate(
@@ -60,7 +67,7 @@ def cheating_offense_record(
             player_id=player.pk,
             amount=penalty.xp_change,
             kind=XpKind.PENALTY,
-            reason=f"Second cheating offense: half of the earned XP (GEN-02). {note.strip()}",
+            reason=CHEATING_REASON % {"note": note.strip()},
             key=f"cheating:{number}",
             actor=by,
             allow_negative_balance=True,
@@ -76,9 +83,9 @@ def respend_grant(
     """GEN-06: store an ST's grant to respend one discipline's or ability's points."""
     problems = {}
     if not subject.strip():
-        problems["subject"] = "Name the discipline or ability whose points may be respent."
+        problems["subject"] = _("Name the discipline or ability whose points may be respent.")
     if not reason.strip():
-        problems["reason"] = "Say which rules change this grant answers (GEN-06)."
+        problems["reason"] = _("Say which rules change this grant answers (GEN-06).")
     if problems:
         raise ValidationError(problems)
     return RespendGrant.objects.create(

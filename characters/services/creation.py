@@ -20,13 +20,17 @@ from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext
 
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Chronicle, Membership
 from chronicle.rules import HouseRules, settings_for
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 from ..models import (
+    INFLUENCE_LABELS,
     Acquired,
     Approval,
     Character,
@@ -39,12 +43,18 @@ from ..models import (
     Status,
     StoredBlood,
 )
-from .common import rule_ids
+from .common import in_reader_language, rule_ids
 from .ledger import lock_ledger
 from .notify import notify
 
-TREMERE_LORD = "Regional Tremere Lord"  # CLN-01 Gargoyle
-FREE_RITUAL = "Free basic ritual (to be chosen with a storyteller)"  # DIS-10
+# The NPC who keeps a Gargoyle's blood (CLN-01): a character of the chronicle, whose name is a
+# name like any other (not translated).
+TREMERE_LORD = "Regional Tremere Lord"
+# Written on the sheet in English and shown in each reader's language (chronicle.stored_text).
+FREE_RITUAL = gettext_noop("Free basic ritual (to be chosen with a storyteller)")  # DIS-10
+HELD_BY_LORD = gettext_noop("Held by the %(lord)s")  # CLN-01
+AT_CREATION = gettext_noop("%(character)s, at creation (CLN-01)")
+stored_sentences(FREE_RITUAL, HELD_BY_LORD, AT_CREATION)
 EDITABLE = (Approval.DRAFT, Approval.RETURNED)
 MAX_RATING = 99  # a typing slip, not a rule: no allocation of the rules comes near it
 FEEDING_DEMOGRAPHIC_LENGTH = Character._meta.get_field("feeding_demographic").max_length or 120
@@ -118,6 +128,14 @@ class Draft:
     def clan_or_none(self) -> str | None:
         return self.clan if self.kind == "kindred" and self.clan else None
 
+    def influence_lines(self) -> list[tuple[str, int]]:
+        """The package's influences, named in the reader's language (INF-01)."""
+        return [(_influence_name(name), n) for name, n in self.influences.items()]
+
+    def extra_influence_lines(self) -> list[tuple[str, int]]:
+        """The influences bought with freebies, named in the reader's language."""
+        return [(_influence_name(name), n) for name, n in self.extra_influences.items()]
+
     def creation_json(self) -> dict[str, Any]:
         """The part of the draft that has no column of its own (`Character.creation`)."""
         data = dataclasses.asdict(self)
@@ -186,6 +204,11 @@ class Quote:
         return not self.problems
 
 
+def _influence_name(name: str) -> str:
+    label = INFLUENCE_LABELS.get(name)
+    return str(label) if label is not None else name
+
+
 def _number(level: str) -> int:
     return rules.level_number(level) if level else 0
 
@@ -196,28 +219,34 @@ def _cite(message: str, rule: str) -> str:
     return message if rule_ids(message) else f"{message.rstrip('.')} ({rule})."
 
 
-# Which wizard field a CRE-01 package sentence belongs to, by the words rules.py uses.
-_PACKAGE_FIELDS = (
-    ("trait area", "physical"),
-    ("abilit", "abilities"),
-    ("willpower", "willpower"),
-    ("influence", "influences"),
-    ("free", "disciplines"),
-)
+# Which wizard field a CRE-01 package problem belongs to, by the topic rules.py gives it
+# (RuleViolation.topics: the sentences themselves are in the reader's language).
+_PACKAGE_FIELDS = {
+    "trait_areas": "physical",
+    "abilities": "abilities",
+    "willpower": "willpower",
+    "influences": "influences",
+    "free_disciplines": "disciplines",
+}
 
 
-def _package_field(message: str) -> str:
-    lowered = message.lower()
-    return next((name for word, name in _PACKAGE_FIELDS if word in lowered), "__all__")
+def _package_fields(exc: ValueError) -> list[tuple[str, str]]:
+    messages = list(getattr(exc, "problems", None) or [str(exc)])
+    topics = list(getattr(exc, "topics", None) or [])
+    topics += [""] * (len(messages) - len(topics))
+    return [
+        (_PACKAGE_FIELDS.get(topic, "__all__"), m)
+        for topic, m in zip(topics, messages, strict=True)
+    ]
 
 
 def _check_shape(draft: Draft) -> None:
     """Input a form or serializer should already have refused; services still refuse it."""
     errors: dict[str, str] = {}
     if draft.creature not in Creature.values:
-        errors["creature"] = f"Unknown creature {draft.creature!r}."
+        errors["creature"] = _("Unknown creature %(value)s.") % {"value": repr(draft.creature)}
     if draft.clan and draft.clan not in rules.CLANS:
-        errors["clan"] = f"Unknown clan {draft.clan!r}."
+        errors["clan"] = _("Unknown clan %(value)s.") % {"value": repr(draft.clan)}
     numbers = {
         name: getattr(draft, name)
         for name in (
@@ -236,22 +265,26 @@ def _check_shape(draft: Draft) -> None:
         numbers |= {f"{group}.{k}": v for k, v in getattr(draft, group).items()}
     for name, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_RATING:
-            errors[name.split(".")[0]] = f"Use a whole number from 0 to {MAX_RATING}."
+            errors[name.split(".")[0]] = _("Use a whole number from 0 to %(most)s.") % {
+                "most": MAX_RATING
+            }
     if draft.sect and draft.sect not in Sect.values:
-        errors["sect"] = f"Unknown sect {draft.sect!r}."
+        errors["sect"] = _("Unknown sect %(value)s.") % {"value": repr(draft.sect)}
     if not isinstance(draft.embrace_earth, bool):
-        errors["embrace_earth"] = "Tick the box or leave it empty."
+        errors["embrace_earth"] = _("Tick the box or leave it empty.")
     if len(draft.feeding_demographic) > FEEDING_DEMOGRAPHIC_LENGTH:
-        errors["feeding_demographic"] = (
-            f"Keep the demographic under {FEEDING_DEMOGRAPHIC_LENGTH} characters."
-        )
+        errors["feeding_demographic"] = _("Keep the demographic under %(most)s characters.") % {
+            "most": FEEDING_DEMOGRAPHIC_LENGTH
+        }
     if not 1 <= draft.generation <= 15:
-        errors["generation"] = "A generation runs from 1 to 15."
+        errors["generation"] = _("A generation runs from 1 to 15.")
     for pick in draft.disciplines:
         if pick.discipline not in rules.DISCIPLINE_TITLES:
-            errors["disciplines"] = f"Unknown discipline {pick.discipline!r}."
+            errors["disciplines"] = _("Unknown discipline %(value)s.") % {
+                "value": repr(pick.discipline)
+            }
         elif pick.free not in ("", "1a", "1b") or (pick.top and pick.top not in rules.LEVELS):
-            errors["disciplines"] = "Levels are 1a, 1b, 2a, 2b or 3a; free levels 1a or 1b."
+            errors["disciplines"] = _("Levels are 1a, 1b, 2a, 2b or 3a; free levels 1a or 1b.")
     if errors:
         raise ValidationError(errors)
 
@@ -283,16 +316,21 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     clan = draft.clan_or_none
     caitiff = clan == "caitiff"
     if not draft.name.strip():
-        problem("name", "Give the character a name.", "CRE-01")
+        problem("name", _("Give the character a name."), "CRE-01")
 
     # CLN-01: the clan and what it chooses.
     chosen: tuple[str, ...] = ()
     if kind == "kindred" and clan is None:
-        problem("clan", "A kindred needs a clan.", "CLN-01")
+        problem("clan", _("A kindred needs a clan."), "CLN-01")
     if kind != "kindred" and draft.clan:
-        problem("clan", f"A {kind} has no clan; leave the clan empty.", "CRE-03")
+        no_clan = (
+            _("A ghoul has no clan; leave the clan empty.")
+            if kind == "ghoul"
+            else _("A kine has no clan; leave the clan empty.")
+        )
+        problem("clan", no_clan, "CRE-03")
     if kind != "kindred" and draft.chosen_disciplines:
-        problem("chosen_disciplines", "Only Caitiff and Tremere choose disciplines.", "CLN-01")
+        problem("chosen_disciplines", _("Only Caitiff and Tremere choose disciplines."), "CLN-01")
     if clan is not None:
         try:
             rules.in_clan_disciplines(clan, chosen=draft.chosen_disciplines)
@@ -304,7 +342,7 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
         except ValueError as exc:
             problem("clan_bonus", str(exc), "CLN-01")
     elif draft.clan_bonus:
-        problem("clan_bonus", "Only Nosferatu, Toreador and Ventrue choose a bonus.", "CLN-01")
+        problem("clan_bonus", _("Only Nosferatu, Toreador and Ventrue choose a bonus."), "CLN-01")
     clan_settled = clan is not None and "chosen_disciplines" not in problems
 
     # CRE-01: the package before freebies.
@@ -328,8 +366,8 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
                 **settings_for(rules.check_creation_package, hr),
             )
         except ValueError as exc:
-            for message in getattr(exc, "problems", None) or [str(exc)]:
-                problem(_package_field(message), message, "CRE-01")
+            for key, message in _package_fields(exc):
+                problem(key, message, "CRE-01")
 
     # CRE-08 / CLN-01: Wolf or Bat, the Ventrue's demographic, the Tzimisce's earth.
     flags = rules.creation_flag_problems(
@@ -354,22 +392,29 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     except ValueError as exc:
         problem("disadvantages", str(exc), "CRE-02")
     if any(not d.name.strip() for d in draft.disadvantages):
-        problem("disadvantages", "Every disadvantage needs a name.", "CRE-02")
+        problem("disadvantages", _("Every disadvantage needs a name."), "CRE-02")
 
     # Freebies: traits, abilities, willpower (CRE-06).
     extra_traits = draft.extra_physical + draft.extra_social + draft.extra_mental
     if extra_traits:
-        lines.append((f"{extra_traits} extra trait(s)", _units("trait", extra_traits, hr)))
+        text = ngettext("%(count)s extra trait(s)", "%(count)s extra trait(s)", extra_traits)
+        lines.append((text % {"count": extra_traits}, _units("trait", extra_traits, hr)))
     extra_abilities = sum(draft.extra_abilities.values())
     if extra_abilities:
         cost = _units("ability", extra_abilities, hr)
-        lines.append((f"{extra_abilities} extra ability point(s)", cost))
+        text = ngettext(
+            "%(count)s extra ability point(s)", "%(count)s extra ability point(s)", extra_abilities
+        )
+        lines.append((text % {"count": extra_abilities}, cost))
     if any(not name.strip() for name in draft.extra_abilities):
-        problem("abilities", "Every ability bought with freebies needs a name.", "CRE-06")
+        problem("abilities", _("Every ability bought with freebies needs a name."), "CRE-06")
     if draft.extra_willpower:
+        text = ngettext(
+            "%(count)s extra willpower", "%(count)s extra willpower", draft.extra_willpower
+        )
         lines.append(
             (
-                f"{draft.extra_willpower} extra willpower",
+                text % {"count": draft.extra_willpower},
                 _units("willpower", draft.extra_willpower, hr),
             )
         )
@@ -377,17 +422,29 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     # INF-01 / CLN-03: influence points, Ventrue Herd at its own price.
     for influence, points in sorted(draft.extra_influences.items()):
         if influence not in rules.INFLUENCE_TYPES:
-            problem("influences", f"Unknown influence {influence!r}.", "INF-01")
+            problem(
+                "influences",
+                _("Unknown influence %(value)s.") % {"value": repr(influence)},
+                "INF-01",
+            )
         elif points:
             unit = rules.influence_point_cost(
                 influence, clan=clan, **settings_for(rules.influence_point_cost, hr)
             )
-            lines.append((f"{points} {influence.title()} influence", points * unit))
+            text = ngettext(
+                "%(count)s %(influence)s influence", "%(count)s %(influence)s influence", points
+            )
+            lines.append(
+                (
+                    text % {"count": points, "influence": rules.influence_title(influence)},
+                    points * unit,
+                )
+            )
 
     # CRE-05: generation, bought in steps below the starting generation.
     if kind != "kindred":
         if draft.generation != hr.starting_generation:
-            problem("generation", "Only kindred have a generation to buy.", "CRE-05")
+            problem("generation", _("Only kindred have a generation to buy."), "CRE-05")
     else:
         try:
             rules.check_creation_generation(
@@ -403,7 +460,12 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
                 cost = rules.generation_cost(
                     steps, caitiff=caitiff, **settings_for(rules.generation_cost, hr)
                 )
-                lines.append((f"Generation {draft.generation} ({steps} step(s))", cost))
+                text = ngettext(
+                    "Generation %(generation)s (%(steps)s step(s))",
+                    "Generation %(generation)s (%(steps)s step(s))",
+                    steps,
+                )
+                lines.append((text % {"generation": draft.generation, "steps": steps}, cost))
 
     # CRE-07: the generation's maximums, after freebies. The CLN-01 clan bonus point is left
     # out because the clan rule lets it exceed the maximum.
@@ -415,16 +477,24 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
         if total > maximums.traits:
             problem(
                 "physical",
-                f"{area.title()} would be {total}; generation {draft.generation} allows at most "
-                f"{maximums.traits} in a trait area (a clan bonus point may go above it).",
+                _(
+                    "%(area)s would be %(total)s; generation %(generation)s allows at most "
+                    "%(limit)s in a trait area (a clan bonus point may go above it)."
+                )
+                % {
+                    "area": rules.trait_area_title(area),
+                    "total": total,
+                    "generation": draft.generation,
+                    "limit": maximums.traits,
+                },
                 "CRE-07",
             )
     willpower = draft.willpower + draft.extra_willpower
     if willpower > maximums.willpower:
         problem(
             "willpower",
-            f"Willpower would be {willpower}; generation {draft.generation} allows at most "
-            f"{maximums.willpower}.",
+            _("Willpower would be %(total)s; generation %(generation)s allows at most %(limit)s.")
+            % {"total": willpower, "generation": draft.generation, "limit": maximums.willpower},
             "CRE-07",
         )
 
@@ -433,7 +503,7 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
     for pick in draft.disciplines:
         title = rules.DISCIPLINE_TITLES[pick.discipline]
         if pick.discipline in seen:
-            problem("disciplines", f"List {title} once.", "DIS-02")
+            problem("disciplines", _("List %(discipline)s once.") % {"discipline": title}, "DIS-02")
             continue
         seen.add(pick.discipline)
         try:
@@ -448,11 +518,16 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
             if pick.top:
                 problem(
                     "disciplines",
-                    f"{title}: the level bought must be above the free levels.",
+                    _("%(discipline)s: the level bought must be above the free levels.")
+                    % {"discipline": title},
                     "DIS-02",
                 )
             elif not pick.free:
-                problem("disciplines", f"{title}: choose a level or remove the row.", "DIS-02")
+                problem(
+                    "disciplines",
+                    _("%(discipline)s: choose a level or remove the row.") % {"discipline": title},
+                    "DIS-02",
+                )
             continue
         levels = pick.bought_levels()
         try:
@@ -471,27 +546,45 @@ def creation_quote(draft: Draft, *, house_rules: HouseRules) -> Quote:
             caitiff=caitiff,
             **settings_for(rules.discipline_cost, hr),
         )
-        where = "in-clan" if in_clan else "out-of-clan"
-        lines.append((f"{title} {', '.join(levels)} ({where})", cost))
+        text = (
+            _("%(discipline)s %(levels)s (in-clan)")
+            if in_clan
+            else _("%(discipline)s %(levels)s (out-of-clan)")
+        )
+        lines.append((text % {"discipline": title, "levels": ", ".join(levels)}, cost))
 
     # SEW-01: Sewer Lore at creation is for Nosferatu only, up to 8.
     if draft.sewer_lore:
         if clan != "nosferatu":
-            problem("sewer_lore", "Only Nosferatu may take Sewer Lore at creation.", "SEW-01")
+            problem("sewer_lore", _("Only Nosferatu may take Sewer Lore at creation."), "SEW-01")
         else:
             bonus = 1 if draft.clan_bonus == "sewer_lore" else 0
             if draft.sewer_lore + bonus > rules.MAX_SEWER_LORE:
-                problem("sewer_lore", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE}.", "SEW-01")
-            lines.append(
-                (f"{draft.sewer_lore} Sewer Lore", _units("sewer_lore", draft.sewer_lore, hr))
-            )
+                problem(
+                    "sewer_lore",
+                    _("Sewer Lore goes up to %(most)s.") % {"most": rules.MAX_SEWER_LORE},
+                    "SEW-01",
+                )
+            text = _("%(count)s Sewer Lore") % {"count": draft.sewer_lore}
+            lines.append((text, _units("sewer_lore", draft.sewer_lore, hr)))
 
-    cost = sum(amount for _, amount in lines)
+    cost = sum(amount for _line, amount in lines)
     if cost > package.freebies:
+        over = {
+            "kindred": _(
+                "This spends %(cost)s freebies and a new kindred has %(freebies)s; take off "
+                "%(over)s."
+            ),
+            "ghoul": _(
+                "This spends %(cost)s freebies and a new ghoul has %(freebies)s; take off %(over)s."
+            ),
+            "kine": _(
+                "This spends %(cost)s freebies and a new kine has %(freebies)s; take off %(over)s."
+            ),
+        }[kind]
         problem(
             "freebies",
-            f"This spends {cost} freebies and a new {kind} has {package.freebies}; "
-            f"take off {cost - package.freebies}.",
+            over % {"cost": cost, "freebies": package.freebies, "over": cost - package.freebies},
             "CRE-01",
         )
     return Quote(cost=cost, freebies=package.freebies, lines=tuple(lines), problems=problems)
@@ -511,19 +604,19 @@ def _is_staff(chronicle: Chronicle, user: User) -> bool:
 
 def _require_staff(chronicle: Chronicle, user: User) -> None:
     if not _is_staff(chronicle, user):
-        raise PermissionDenied("Only the chronicle's storytellers and admins may do this.")
+        raise PermissionDenied(_("Only the chronicle's storytellers and admins may do this."))
 
 
 def _require_owner_or_staff(character: Character, user: User) -> None:
     if character.player_id != user.pk and not _is_staff(character.chronicle, user):
-        raise PermissionDenied("Only the character's player or a storyteller may change it.")
+        raise PermissionDenied(_("Only the character's player or a storyteller may change it."))
 
 
 def _lock(character: Character) -> Character:
     # of=("self",): the player sits on the nullable side of the join (NPCs have none).
     return (
         Character.objects.select_for_update(of=("self",))
-        .select_related("chronicle", "player")
+        .select_related("chronicle", "player__chronicle_profile")
         .get(pk=character.pk)
     )
 
@@ -545,7 +638,7 @@ def character_draft_create(
     same name finds the draft the first click made and saves over it."""
     _check_shape(draft)
     if not draft.name.strip():
-        raise ValidationError({"name": "Give the character a name."})
+        raise ValidationError({"name": _("Give the character a name.")})
     # The membership row is the player's lock: two clicks make one draft.
     lock_ledger(chronicle=chronicle, player_id=player.pk)
     existing = Character.objects.filter(
@@ -565,12 +658,15 @@ def character_draft_update(*, character: Character, by: User, draft: Draft) -> C
     _check_shape(draft)
     _require_owner_or_staff(character, by)
     if not draft.name.strip():
-        raise ValidationError({"name": "Give the character a name."})
+        raise ValidationError({"name": _("Give the character a name.")})
     locked = _lock(character)
     if locked.approval not in EDITABLE:
         raise ValidationError(
-            f"This character is {locked.get_approval_display().lower()}; only a draft or a "
-            "character returned by a storyteller can be changed (CRE-09)."
+            _(
+                "This character is %(state)s; only a draft or a character returned by a "
+                "storyteller can be changed (CRE-09)."
+            )
+            % {"state": locked.get_approval_display().lower()}
         )
     _write_draft(locked, draft)
     locked.save()
@@ -581,7 +677,7 @@ def _submit_problems(character: Character) -> dict[str, list[str]]:
     problems = {key: list(value) for key, value in draft_quote(character).problems.items()}
     if not character.background_questionnaire.strip():
         problems.setdefault("background_questionnaire", []).append(
-            "Answer the background questionnaire: every character needs one (CRE-09)."
+            _("Answer the background questionnaire: every character needs one (CRE-09).")
         )
     return problems
 
@@ -714,16 +810,16 @@ def _build_sheet(character: Character, draft: Draft, quote: Quote, now: dt.datet
         Ritual.objects.filter(character=character, free=True).delete()
         Ritual.objects.bulk_create(
             Ritual(character=character, name=FREE_RITUAL, free=True, learned_on=now.date())
-            for _ in range(clan_row.free_basic_rituals)
+            for _index in range(clan_row.free_basic_rituals)
         )
     if clan_row is not None and clan_row.stored_blood_for_tremere_lord:
         lord = _tremere_lord(character.chronicle)
         blood = StoredBlood.objects.create(
             holder=lord,
-            location=f"Held by the {TREMERE_LORD}",
+            location=HELD_BY_LORD % {"lord": TREMERE_LORD},
             points=clan_row.stored_blood_for_tremere_lord,
             donor_type=DonorType.KINDRED,
-            donor_note=f"{character.name}, at creation (CLN-01)",
+            donor_note=AT_CREATION % {"character": character.name},
             collected_on=timezone.localdate(now),
         )
         blood.donors.add(character)
@@ -746,8 +842,11 @@ def character_approve(
         return locked
     if locked.approval != Approval.SUBMITTED:
         raise ValidationError(
-            "Only a character submitted for approval can be approved; this one is "
-            f"{locked.get_approval_display().lower()} (CRE-09)."
+            _(
+                "Only a character submitted for approval can be approved; this one is "
+                "%(state)s (CRE-09)."
+            )
+            % {"state": locked.get_approval_display().lower()}
         )
     problems = _submit_problems(locked)
     if problems:
@@ -768,9 +867,12 @@ def character_approve(
     )
     if other is not None:
         raise ValidationError(
-            f"This player already has {other.name} in play "
-            f"({other.get_status_display().lower()}); a player has one character in play at a "
-            "time, counting one in torpor or staked (XP-07). Retire the other one first."
+            _(
+                "This player already has %(other)s in play (%(status)s); a player has one "
+                "character in play at a time, counting one in torpor or staked (XP-07). Retire "
+                "the other one first."
+            )
+            % {"other": other.name, "status": other.get_status_display().lower()}
         )
     draft = Draft.from_character(locked)
     _build_sheet(locked, draft, draft_quote(locked), now)
@@ -780,11 +882,16 @@ def character_approve(
     locked.approved_at = now
     locked.approval_note = ""
     locked.save()
+    with in_reader_language(locked.player):
+        subject = _("%(character)s is approved") % {"character": locked.name}
+        body = _("A storyteller approved %(character)s. Your character sheet is ready.") % {
+            "character": locked.name
+        }
     notify(
         character=locked,
         key=f"character-approved:{locked.pk}",
-        subject=f"{locked.name} is approved",
-        body=f"A storyteller approved {locked.name}. Your character sheet is ready.",
+        subject=subject,
+        body=body,
         now=now,
     )
     return locked
@@ -799,23 +906,32 @@ def character_return(
     _require_staff(character.chronicle, by)
     note = note.strip()
     if not note:
-        raise ValidationError({"note": "Tell the player what to change."})
+        raise ValidationError({"note": _("Tell the player what to change.")})
     locked = _lock(character)
     if locked.approval == Approval.RETURNED and locked.approval_note == note:
         return locked
     if locked.approval != Approval.SUBMITTED:
         raise ValidationError(
-            "Only a character waiting for approval can be returned; this one is "
-            f"{locked.get_approval_display().lower()} (CRE-09)."
+            _(
+                "Only a character waiting for approval can be returned; this one is "
+                "%(state)s (CRE-09)."
+            )
+            % {"state": locked.get_approval_display().lower()}
         )
     locked.approval = Approval.RETURNED
     locked.approval_note = note
     locked.save(update_fields=["approval", "approval_note", "updated_at"])
+    with in_reader_language(locked.player):
+        subject = _("%(character)s needs changes") % {"character": locked.name}
+        body = _("A storyteller returned %(character)s with this note:\n\n%(note)s") % {
+            "character": locked.name,
+            "note": note,
+        }
     notify(
         character=locked,
         key=f"character-returned:{locked.pk}:{now.isoformat()}",
-        subject=f"{locked.name} needs changes",
-        body=f"A storyteller returned {locked.name} with this note:\n\n{note}",
+        subject=subject,
+        body=body,
         now=now,
     )
     return locked
@@ -833,7 +949,7 @@ def background_approve(
         return locked
     if not locked.background_questionnaire.strip():
         raise ValidationError(
-            {"background_questionnaire": "There is no questionnaire to approve yet (CRE-09)."}
+            {"background_questionnaire": _("There is no questionnaire to approve yet (CRE-09).")}
         )
     locked.background_approved_by = by
     locked.background_approved_at = now

@@ -33,10 +33,12 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, pgettext_lazy
 
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Chronicle, Membership
 from chronicle.services import member_placeholder_create
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 from ..importers import grapevine
@@ -45,6 +47,7 @@ from ..models import (
     Acquired,
     Approval,
     Character,
+    Creature,
     Disadvantage,
     DisciplineLevel,
     ImportJob,
@@ -54,6 +57,11 @@ from ..models import (
     XpEntry,
     XpKind,
 )
+from .common import in_reader_language
+
+# Stored in English on the ledger and shown in each reader's language (chronicle.stored_text).
+GRAPEVINE_REVERSAL = gettext_noop("Reversal: no longer in the Grapevine file %(file)s")
+stored_sentences(GRAPEVINE_REVERSAL)
 
 BATCH = 200
 PROGRESS_EVERY = 10
@@ -115,6 +123,10 @@ class CharacterLine:
         return {
             "name": plan.name,
             "kind": plan.kind,
+            # The kind as the storytellers read it, in the language the report is written in.
+            "kind_label": str(Creature(plan.creature).label)
+            if plan.creature in Creature.values
+            else plan.kind,
             "clan": plan.clan_title,
             "sect": plan.sect.title() if plan.sect else "",
             "generation": plan.generation if plan.creature == "kindred" else None,
@@ -265,11 +277,28 @@ def snapshot(
     }
 
 
-FIELD_LABELS: Mapping[str, str] = {
-    "disciplines": "disciplines",
-    "rituals": "rituals",
-    "disadvantages": "disadvantages",
-    "background_story": "background story",
+# What the storytellers changed on a sheet since its import, as the report names it.
+FIELD_LABELS: Mapping[str, Any] = {
+    "name": pgettext_lazy("sheet field", "name"),
+    "creature": pgettext_lazy("sheet field", "creature"),
+    "clan": pgettext_lazy("sheet field", "clan"),
+    "sect": pgettext_lazy("sheet field", "sect"),
+    "generation": pgettext_lazy("sheet field", "generation"),
+    "status": pgettext_lazy("sheet field", "status"),
+    "physical": pgettext_lazy("sheet field", "physical"),
+    "social": pgettext_lazy("sheet field", "social"),
+    "mental": pgettext_lazy("sheet field", "mental"),
+    "willpower": pgettext_lazy("sheet field", "willpower"),
+    "abilities": pgettext_lazy("sheet field", "abilities"),
+    "business": pgettext_lazy("sheet field", "business"),
+    "government": pgettext_lazy("sheet field", "government"),
+    "herd": pgettext_lazy("sheet field", "herd"),
+    "occult": pgettext_lazy("sheet field", "occult"),
+    "underworld": pgettext_lazy("sheet field", "underworld"),
+    "disciplines": pgettext_lazy("sheet field", "disciplines"),
+    "rituals": pgettext_lazy("sheet field", "rituals"),
+    "disadvantages": pgettext_lazy("sheet field", "disadvantages"),
+    "background_story": pgettext_lazy("sheet field", "background story"),
 }
 
 
@@ -278,7 +307,7 @@ def _changed_since(character: Character, current: dict[str, Any]) -> list[str]:
     if not written:
         return [_("not imported before: the file's values replace this sheet")]
     return [
-        FIELD_LABELS.get(name, name).replace("_", " ")
+        str(FIELD_LABELS.get(name, name.replace("_", " ")))
         for name, value in written.items()
         if current.get(name) != value
     ]
@@ -651,8 +680,7 @@ def _write(report: ImportReport, *, chronicle: Chronicle, by: User, now: dt.date
                     character=character,
                     amount=-row["amount"],
                     kind=XpKind.REVERSAL,
-                    reason=_("Reversal: no longer in the Grapevine file %(file)s")
-                    % {"file": line.plan.file},
+                    reason=GRAPEVINE_REVERSAL % {"file": line.plan.file},
                     key=f"reversal:{row['pk']}",
                     reverses_id=row["pk"],
                     actor=by,
@@ -782,47 +810,55 @@ def import_job_run(*, job_id: int, now: dt.datetime | None = None) -> bool:
     if not claimed:
         return False
     job = ImportJob.objects.select_related("chronicle", "confirmed_by", "created_by").get(pk=job_id)
+    # The report and the text kept on the sheets are written in the language of the storyteller
+    # who confirmed the import, as a mail to them would be: they read it when it is done.
+    reader = job.confirmed_by or job.created_by
+    try:
+        with in_reader_language(reader):
+            return _import_job_run(job, job_id, now)
+    except (ValidationError, PermissionDenied) as exc:
+        with in_reader_language(reader):
+            messages = getattr(exc, "messages", None) or [str(exc)]
+        ImportJob.objects.filter(pk=job_id, status=ImportStatus.RUNNING).update(
+            status=ImportStatus.FAILED, error=" ".join(messages), finished_at=timezone.now()
+        )
+        return False
 
+
+def _import_job_run(job: ImportJob, job_id: int, now: dt.datetime) -> bool:
     def progress(done: int, total: int) -> None:
         # Outside the import's transaction, so each step is committed and the page sees it.
         ImportJob.objects.filter(pk=job_id, status=ImportStatus.RUNNING).update(
             progress_done=done, progress_total=total + 1
         )
 
-    try:
-        # First pass, read-only: the files checked character by character (the progress bar);
-        # then the import itself, the last step of the bar, all at once.
-        grapevine_plan(
+    # First pass, read-only: the files checked character by character (the progress bar);
+    # then the import itself, the last step of the bar, all at once.
+    grapevine_plan(
+        chronicle=job.chronicle,
+        files=_job_files(job),
+        choices=job.choices,
+        now=now,
+        progress=progress,
+    )
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job_id)
+        if locked.status != ImportStatus.RUNNING:
+            return False
+        report = grapevine_import(
             chronicle=job.chronicle,
             files=_job_files(job),
+            by=job.confirmed_by or job.created_by,
             choices=job.choices,
+            expect_digest=job.preview_digest,
             now=now,
-            progress=progress,
         )
-        with transaction.atomic():
-            locked = ImportJob.objects.select_for_update().get(pk=job_id)
-            if locked.status != ImportStatus.RUNNING:
-                return False
-            report = grapevine_import(
-                chronicle=job.chronicle,
-                files=_job_files(job),
-                by=job.confirmed_by or job.created_by,
-                choices=job.choices,
-                expect_digest=job.preview_digest,
-                now=now,
-            )
-            if report.refused:
-                raise ValidationError([str(e) for e in report.errors])
-            locked.status = ImportStatus.DONE
-            locked.result = report.as_json()
-            locked.progress_total = len(report.characters) + 1
-            locked.progress_done = locked.progress_total
-            locked.finished_at = timezone.now()
-            locked.save()
-    except (ValidationError, PermissionDenied) as exc:
-        messages = getattr(exc, "messages", None) or [str(exc)]
-        ImportJob.objects.filter(pk=job_id, status=ImportStatus.RUNNING).update(
-            status=ImportStatus.FAILED, error=" ".join(messages), finished_at=timezone.now()
-        )
-        return False
+        if report.refused:
+            raise ValidationError([str(e) for e in report.errors])
+        locked.status = ImportStatus.DONE
+        locked.result = report.as_json()
+        locked.progress_total = len(report.characters) + 1
+        locked.progress_done = locked.progress_total
+        locked.finished_at = timezone.now()
+        locked.save()
     return True

@@ -15,12 +15,20 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.models import Cycle, CycleStatus
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 from ..models import Character, InfluenceLoan, InfluenceSpend, SpendMoment
 from .common import refusal
+
+# Reasons are stored in English and shown in each reader's language (chronicle.stored_text).
+SPENT_REASON = gettext_noop("Influence spent")
+REFUND_REASON = gettext_noop("Refund: %(reason)s")
+stored_sentences(SPENT_REASON, REFUND_REASON)
 
 
 def influence_spent(*, character: Character | int, cycle: Cycle | int) -> dict[str, int]:
@@ -90,14 +98,19 @@ def influence_spend(
     spent at the game; refused once the cycle is no longer open. The refusal names `field`.
     """
     if influence not in rules.INFLUENCE_TYPES:
-        raise ValidationError({"influence": f"Choose one of {', '.join(rules.INFLUENCE_TYPES)}."})
+        raise ValidationError(
+            {
+                "influence": _("Choose one of %(influences)s.")
+                % {"influences": ", ".join(rules.INFLUENCE_TYPES)}
+            }
+        )
     locked = _lock_character(character)
     existing = InfluenceSpend.objects.filter(character=locked, key=key).first()
     if existing is not None:
         return existing, False
     if cycle.status != CycleStatus.OPEN:
         raise ValidationError(
-            "This cycle's downtime is closed; influence can no longer be spent in it (DT-01)."
+            _("This cycle's downtime is closed; influence can no longer be spent in it (DT-01).")
         )
     spent = influence_spent(character=locked, cycle=cycle)[influence]
     borrowed, lent = influence_loans(character=locked, cycle=cycle)
@@ -112,7 +125,7 @@ def influence_spend(
         )
     except ValueError as exc:
         raise refusal(exc, field) from None
-    reason = reason.strip() or "Influence spent"
+    reason = reason.strip() or SPENT_REASON
     spend = InfluenceSpend.objects.create(
         character=locked,
         cycle=cycle,
@@ -138,14 +151,14 @@ def influence_refund(
     if existing is not None:
         return existing
     if spend.reverses_id is not None or spend.points < 0:
-        raise ValidationError("A refund cannot itself be refunded.")
+        raise ValidationError(_("A refund cannot itself be refunded."))
     return InfluenceSpend.objects.create(
         character_id=spend.character_id,
         cycle_id=spend.cycle_id,
         influence=spend.influence,
         points=-spend.points,
         moment=spend.moment,
-        reason=f"Refund: {reason.strip() or spend.reason}"[:300],
+        reason=(REFUND_REASON % {"reason": reason.strip() or spend.reason})[:300],
         key=f"refund:{spend.pk}",
         reverses=spend,
         actor=actor,

@@ -16,13 +16,20 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.models import Chronicle, Cycle, Membership
+from chronicle.stored_text import stored_sentences
 
 from ..models import Character, XpEntry, XpKind
 
 HALF = Decimal("0.5")
 MAX_ENTRY = Decimal("999999.5")
+
+# Reasons are stored in English and shown in each reader's language (chronicle.stored_text).
+REVERSAL_REASON = gettext_noop("Reversal: %(reason)s")
+stored_sentences(REVERSAL_REASON)
 
 
 def xp_balance(*, chronicle: Chronicle, player: User | int) -> Decimal:
@@ -53,19 +60,19 @@ def lock_ledger(*, chronicle: Chronicle, player_id: int) -> None:
         .values_list("pk", flat=True)
     )
     if not list(locked):
-        raise ValidationError("This player is not a member of the chronicle.")
+        raise ValidationError(_("This player is not a member of the chronicle."))
 
 
 def _check_amount(amount: Decimal) -> Decimal:
     if not isinstance(amount, Decimal | int) or isinstance(amount, bool):
-        raise ValidationError({"amount": "XP is a number in steps of 0.5, such as 2.5."})
+        raise ValidationError({"amount": _("XP is a number in steps of 0.5, such as 2.5.")})
     amount = Decimal(amount)
     if not amount.is_finite() or amount % HALF != 0:
-        raise ValidationError({"amount": "XP comes in steps of 0.5, such as 2.5 or -3."})
+        raise ValidationError({"amount": _("XP comes in steps of 0.5, such as 2.5 or -3.")})
     if amount == 0:
-        raise ValidationError({"amount": "An XP entry of 0 would change nothing."})
+        raise ValidationError({"amount": _("An XP entry of 0 would change nothing.")})
     if abs(amount) > MAX_ENTRY:
-        raise ValidationError({"amount": "That is more XP than any entry can hold."})
+        raise ValidationError({"amount": _("That is more XP than any entry can hold.")})
     return amount
 
 
@@ -93,7 +100,7 @@ def xp_entry_add(
     amount = _check_amount(amount)
     reason = reason.strip()
     if not reason:
-        raise ValidationError({"reason": "Say why: every ledger entry needs a reason."})
+        raise ValidationError({"reason": _("Say why: every ledger entry needs a reason.")})
     lock_ledger(chronicle=chronicle, player_id=player_id)
     existing = XpEntry.objects.filter(chronicle=chronicle, player_id=player_id, key=key).first()
     if existing is not None:
@@ -102,7 +109,8 @@ def xp_entry_add(
         balance = xp_balance(chronicle=chronicle, player=player_id)
         if balance + amount < 0:
             raise ValidationError(
-                f"Not enough XP: this needs {-amount} and the balance is {balance} (XP-02)."
+                _("Not enough XP: this needs %(needed)s and the balance is %(balance)s (XP-02).")
+                % {"needed": -amount, "balance": balance}
             )
     entry = XpEntry.objects.create(
         chronicle=chronicle,
@@ -128,15 +136,15 @@ def xp_entry_reverse(
     refused; reversing a credit the player already spent is refused rather than leaving a
     negative balance."""
     if entry.kind == XpKind.REVERSAL:
-        raise ValidationError("A reversal cannot itself be reversed; add a correction instead.")
+        raise ValidationError(_("A reversal cannot itself be reversed; add a correction instead."))
     if XpEntry.objects.filter(reverses=entry).exists():
-        raise ValidationError("This entry has already been reversed.")
-    reversal, _ = xp_entry_add(
+        raise ValidationError(_("This entry has already been reversed."))
+    reversal, _created = xp_entry_add(
         chronicle=entry.chronicle,
         player_id=entry.player_id,
         amount=-entry.amount,
         kind=XpKind.REVERSAL,
-        reason=f"Reversal: {reason}",
+        reason=REVERSAL_REASON % {"reason": reason},
         key=f"reversal:{entry.pk}",
         character=entry.character,
         cycle=entry.cycle,
@@ -162,7 +170,7 @@ def xp_correction_add(
     """An ST's correction with a reason, as its own entry. `token` (drawn with the form, or
     sent by an API client) makes a double submit write once; without one every call adds."""
     now = now or timezone.now()
-    entry, _ = xp_entry_add(
+    entry, _created = xp_entry_add(
         chronicle=chronicle,
         player_id=player_id,
         amount=amount,

@@ -21,12 +21,15 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, pgettext
 
 from chronicle.access import STAFF_ROLES
 from chronicle.models import Chronicle, Cycle, Membership
 from chronicle.moments import moment_text
 from chronicle.rules import HouseRules, settings_for
 from chronicle.services import current_downtime
+from chronicle.stored_text import in_english, stored_sentences
 
 from .. import rules
 from ..models import (
@@ -45,11 +48,33 @@ from ..models import (
     XpPurchase,
 )
 from . import ledger
+from .common import in_reader_language
 from .notify import notify
 
 TRAIT_AREAS: tuple[str, ...] = ("physical", "social", "mental")
 MAX_QUANTITY = 10
 TEACHER_NAME_MAX = 120
+
+# A purchase as the ledger, the queue and the mails name it (`describe`). The ledger stores it
+# in English, inside PURCHASE_REASON, and shows it in each reader's language
+# (chronicle.stored_text).
+PURCHASE_REASON = gettext_noop("%(character)s: %(purchase)s")
+PURCHASE_LINES: dict[tuple[str, str], str] = {
+    ("generation", ""): gettext_noop("Generation −%(quantity)s"),
+    ("generation", "diablerie"): gettext_noop("Generation −%(quantity)s after diablerie"),
+    ("trait", "physical"): gettext_noop("Trait physical +%(quantity)s"),
+    ("trait", "social"): gettext_noop("Trait social +%(quantity)s"),
+    ("trait", "mental"): gettext_noop("Trait mental +%(quantity)s"),
+    ("influence", "business"): gettext_noop("Influence business +%(quantity)s"),
+    ("influence", "government"): gettext_noop("Influence government +%(quantity)s"),
+    ("influence", "herd"): gettext_noop("Influence herd +%(quantity)s"),
+    ("influence", "occult"): gettext_noop("Influence occult +%(quantity)s"),
+    ("influence", "underworld"): gettext_noop("Influence underworld +%(quantity)s"),
+    ("ability", ""): gettext_noop("Ability %(target)s +%(quantity)s"),
+    ("willpower", ""): gettext_noop("Willpower +%(quantity)s"),
+    ("sewer_lore", ""): gettext_noop("Sewer Lore +%(quantity)s"),
+}
+stored_sentences(PURCHASE_REASON, *PURCHASE_LINES.values())
 
 
 @dataclass(frozen=True)
@@ -104,7 +129,7 @@ def _is_staff(user: User, chronicle: Chronicle) -> bool:
 
 def _require_staff(user: User, chronicle: Chronicle) -> None:
     if not _is_staff(user, chronicle):
-        raise PermissionDenied("Only the chronicle's storytellers may sign off XP purchases.")
+        raise PermissionDenied(_("Only the chronicle's storytellers may sign off XP purchases."))
 
 
 def current_cycle(*, chronicle: Chronicle, moment: str, now: dt.datetime) -> Cycle | None:
@@ -199,34 +224,39 @@ def purchase_quote(
 
     # XP-01 / XP-02 / CRE-09: who may spend at all.
     if character.approval != Approval.APPROVED or character.status != Status.ACTIVE:
-        quote.add(None, "Only an approved, active character can spend XP in play (XP-01).")
+        quote.add(None, _("Only an approved, active character can spend XP in play (XP-01)."))
     if character.background_approved_at is None:
         quote.add(
             None,
-            "XP spending is blocked until an ST approves the character's background "
-            "(XP-02, CRE-09).",
+            _(
+                "XP spending is blocked until an ST approves the character's background "
+                "(XP-02, CRE-09)."
+            ),
         )
     if character.player_id is None:
-        quote.add(None, "An NPC has no player and so no XP to spend (XP-07).")
+        quote.add(None, _("An NPC has no player and so no XP to spend (XP-07)."))
     if moment not in PurchaseMoment.values:
-        quote.add("moment", "Choose when: in downtime or at the game before play (XP-01).")
+        quote.add("moment", _("Choose when: in downtime or at the game before play (XP-01)."))
         return quote
     if not isinstance(quantity, int) or not 1 <= quantity <= MAX_QUANTITY:
-        quote.add("quantity", f"Buy between 1 and {MAX_QUANTITY} at a time.")
+        quote.add("quantity", _("Buy between 1 and %(most)s at a time.") % {"most": MAX_QUANTITY})
         return quote
     if cycle is None:
         cycle = current_cycle(chronicle=chronicle, moment=moment, now=now)
     quote.cycle = cycle
     if cycle is None:
         if moment == PurchaseMoment.GAME:
-            quote.add("moment", "There is no game today; buy at a game only on its day (XP-01).")
+            quote.add("moment", _("There is no game today; buy at a game only on its day (XP-01)."))
         else:
-            quote.add("moment", "No downtime is open right now to buy in (XP-01).")
+            quote.add("moment", _("No downtime is open right now to buy in (XP-01)."))
 
     queued = _queued_diablerie(character)
     named = teacher_name.strip()
     if len(named) > TEACHER_NAME_MAX:
-        quote.add("teacher_name", f"Give the teacher's name in at most {TEACHER_NAME_MAX} letters.")
+        quote.add(
+            "teacher_name",
+            _("Give the teacher's name in at most %(most)s letters.") % {"most": TEACHER_NAME_MAX},
+        )
     asker = _Asker(staff=staff, named=bool(named))
     if kind == PurchaseKind.DISCIPLINE:
         _quote_discipline(
@@ -236,7 +266,7 @@ def purchase_quote(
         _quote_generation(quote, character, quantity, moment, queued, cycle, exclude)
     elif kind == PurchaseKind.TRAIT:
         if target not in TRAIT_AREAS:
-            quote.add("target", "Name the trait area: physical, social or mental.")
+            quote.add("target", _("Name the trait area: physical, social or mental."))
         else:
             _check_generation_maximum(quote, character, target, quantity)
         quote.cost = Decimal(
@@ -244,7 +274,7 @@ def purchase_quote(
         )
     elif kind == PurchaseKind.ABILITY:
         if not target.strip():
-            quote.add("target", "Name the ability to raise, e.g. investigation.")
+            quote.add("target", _("Name the ability to raise, e.g. investigation."))
         quote.cost = Decimal(
             rules.unit_cost("ability", quantity, **settings_for(rules.unit_cost, house))
         )
@@ -255,7 +285,11 @@ def purchase_quote(
         )
     elif kind == PurchaseKind.INFLUENCE:
         if target not in rules.INFLUENCE_TYPES:
-            quote.add("target", f"Name the influence: {', '.join(rules.INFLUENCE_TYPES)} (INF-01).")
+            quote.add(
+                "target",
+                _("Name the influence: %(influences)s (INF-01).")
+                % {"influences": ", ".join(rules.INFLUENCE_TYPES)},
+            )
         else:
             unit = rules.influence_point_cost(
                 target, clan=_clan(character), **settings_for(rules.influence_point_cost, house)
@@ -271,22 +305,26 @@ def purchase_quote(
             rules.unit_cost("sewer_lore", 1, **settings_for(rules.unit_cost, house)),
         )
     else:
-        quote.add("kind", "Choose what to buy.")
+        quote.add("kind", _("Choose what to buy."))
         return quote
 
     # XP-05: a queued generation drop is paid before any other XP.
     if queued is not None and kind != PurchaseKind.GENERATION:
         quote.add(
             None,
-            f"The generation step from the diablerie of {queued.victim_name} must be bought or "
-            "declined before any other purchase (XP-05).",
+            _(
+                "The generation step from the diablerie of %(victim)s must be bought or "
+                "declined before any other purchase (XP-05)."
+            )
+            % {"victim": queued.victim_name},
         )
     if character.player_id is not None and quote.cost > 0:
         balance = ledger.xp_balance(chronicle=chronicle, player=character.player_id)
         if balance < quote.cost:
             quote.add(
                 None,
-                f"Not enough XP: this costs {quote.cost} and the balance is {balance} (XP-02).",
+                _("Not enough XP: this costs %(cost)s and the balance is %(balance)s (XP-02).")
+                % {"cost": quote.cost, "balance": balance},
             )
     return quote
 
@@ -304,7 +342,7 @@ def _quote_discipline(
 ) -> None:
     house = character.chronicle.house_rules
     if discipline not in rules.DISCIPLINE_TITLES:
-        quote.add("discipline", "Choose a discipline.")
+        quote.add("discipline", _("Choose a discipline."))
         return
     clan = _clan(character)
     chosen = list(character.chosen_disciplines or [])
@@ -348,7 +386,11 @@ def _quote_discipline(
             **settings_for(rules.check_purchase_timing, house),
         )
     except ValueError as exc:
-        quote.add("moment" if "downtime" in str(exc) else "levels", str(exc))
+        # DIS-08: out-of-clan levels in downtime only (a matter of when); else the monthly
+        # limit (a matter of how many levels).
+        quote.add(
+            "moment" if not in_clan and moment != PurchaseMoment.DOWNTIME else "levels", str(exc)
+        )
 
 
 def _teacher_refusal(
@@ -361,11 +403,13 @@ def _teacher_refusal(
     if asker.staff:
         quote.add("teacher", problem)
     elif teacher is None and asker.named:
-        quote.notes.append(f"A storyteller will confirm your teacher at sign-off ({rule}).")
+        quote.notes.append(
+            _("A storyteller will confirm your teacher at sign-off (%(rule)s).") % {"rule": rule}
+        )
     elif teacher is None:
         quote.add("teacher", problem)
     else:
-        quote.add("teacher", f"The teacher given cannot teach this ({rule}).")
+        quote.add("teacher", _("The teacher given cannot teach this (%(rule)s).") % {"rule": rule})
 
 
 def _teacher_problem(
@@ -382,13 +426,15 @@ def _teacher_problem(
     title = rules.DISCIPLINE_TITLES[discipline]
     if teacher is not None:
         if teacher.pk == character.pk:
-            return "Nobody can teach themself (DIS-07)."
+            return _("Nobody can teach themself (DIS-07).")
         if teacher.chronicle_id != character.chronicle_id or teacher.status != Status.ACTIVE:
-            return "The teacher must be an active character of this chronicle (DIS-07)."
+            return _("The teacher must be an active character of this chronicle (DIS-07).")
         top = _top_level(teacher, discipline)
         teacher_clan = _clan(teacher)
         if top == 0 or teacher_clan is None:
-            return f"{teacher.name} does not have {title} in-clan and cannot teach it (DIS-07)."
+            return _(
+                "%(teacher)s does not have %(discipline)s in-clan and cannot teach it (DIS-07)."
+            ) % {"teacher": teacher.name, "discipline": title}
         model: rules.Teacher | None = rules.Teacher(
             clan=teacher_clan,
             level=rules.level_code(top),
@@ -420,16 +466,26 @@ def _check_generation_maximum(
         **settings_for(rules.generation_maximums, character.chronicle.house_rules),
     )
     if target == "willpower":
-        limit, counted, what = maximums.willpower, character.willpower, "Willpower"
+        limit, counted = maximums.willpower, character.willpower
+        what = pgettext("trait", "Willpower")
     else:
         bonus = int(character.clan_bonus == target)
-        limit, counted, what = maximums.traits, getattr(character, target) - bonus, target.title()
+        limit, counted = maximums.traits, getattr(character, target) - bonus
+        what = rules.trait_area_title(target)
     if counted + quantity > limit:
         field_name = "quantity" if target == "willpower" else "target"
         quote.add(
             field_name,
-            f"{what} would be {counted + quantity}; generation {character.generation} allows "
-            f"at most {limit} (CRE-07).",
+            _(
+                "%(what)s would be %(total)s; generation %(generation)s allows at most "
+                "%(limit)s (CRE-07)."
+            )
+            % {
+                "what": what,
+                "total": counted + quantity,
+                "generation": character.generation,
+                "limit": limit,
+            },
         )
 
 
@@ -444,17 +500,19 @@ def _quote_generation(
 ) -> None:
     house = character.chronicle.house_rules
     if character.creature != Creature.KINDRED:
-        quote.add("kind", "Only kindred have a generation to lower (XP-03).")
+        quote.add("kind", _("Only kindred have a generation to lower (XP-03)."))
         return
     if character.generation - quantity < 1:
-        quote.add("quantity", "A generation cannot go below 1st (XP-03).")
+        quote.add("quantity", _("A generation cannot go below 1st (XP-03)."))
     if queued is not None:
         quote.diablerie = queued
         # XP-05: at most one step per downtime, bought in downtime.
         if quantity != 1:
-            quote.add("quantity", "A diablerie drops the generation one step at a time (XP-05).")
+            quote.add("quantity", _("A diablerie drops the generation one step at a time (XP-05)."))
         if moment != PurchaseMoment.DOWNTIME:
-            quote.add("moment", "A generation drop after diablerie is bought in downtime (XP-05).")
+            quote.add(
+                "moment", _("A generation drop after diablerie is bought in downtime (XP-05).")
+            )
         if cycle is not None:
             taken = XpPurchase.objects.filter(
                 character=character,
@@ -465,7 +523,7 @@ def _quote_generation(
             if exclude is not None:
                 taken = taken.exclude(pk=exclude)
             if taken.exists():
-                quote.add(None, "At most one generation drop per downtime (XP-05).")
+                quote.add(None, _("At most one generation drop per downtime (XP-05)."))
     quote.cost = Decimal(
         rules.generation_cost(
             quantity,
@@ -488,22 +546,27 @@ def _quote_sewer_lore(
     Nosferatu who has that level or higher."""
     new_lore = character.sewer_lore + quantity
     if new_lore > rules.MAX_SEWER_LORE:
-        quote.add("quantity", f"Sewer Lore goes up to {rules.MAX_SEWER_LORE} at most (SEW-01).")
+        quote.add(
+            "quantity",
+            _("Sewer Lore goes up to %(most)s at most (SEW-01).") % {"most": rules.MAX_SEWER_LORE},
+        )
     if _clan(character) != "nosferatu":
         problem = None
         if teacher is None:
-            problem = "Sewer Lore must be taught by a Nosferatu (SEW-01)."
+            problem = _("Sewer Lore must be taught by a Nosferatu (SEW-01).")
         elif (
             _clan(teacher) != "nosferatu"
             or teacher.chronicle_id != character.chronicle_id
             or teacher.status != Status.ACTIVE
         ):
-            problem = f"{teacher.name} is not an active Nosferatu here (SEW-01)."
+            problem = _("%(teacher)s is not an active Nosferatu here (SEW-01).") % {
+                "teacher": teacher.name
+            }
         elif teacher.sewer_lore < new_lore:
-            problem = (
-                f"{teacher.name} has Sewer Lore {teacher.sewer_lore} and can teach up to that "
-                f"level only; you would reach {new_lore} (SEW-01)."
-            )
+            problem = _(
+                "%(teacher)s has Sewer Lore %(lore)s and can teach up to that level only; you "
+                "would reach %(reach)s (SEW-01)."
+            ) % {"teacher": teacher.name, "lore": teacher.sewer_lore, "reach": new_lore}
         if problem:
             _teacher_refusal(quote, asker, teacher, problem, "SEW-01")
     quote.cost = Decimal(unit * quantity)
@@ -586,7 +649,7 @@ def purchase_request(
     now = now or timezone.now()
     staff = _is_staff(by, character.chronicle)
     if character.player_id != by.pk and not staff:
-        raise PermissionDenied("You may ask for purchases only for your own character.")
+        raise PermissionDenied(_("You may ask for purchases only for your own character."))
     target = target.strip().lower() if kind == PurchaseKind.ABILITY else target.strip()
     levels = list(levels) if kind == PurchaseKind.DISCIPLINE else []
     discipline = discipline if kind == PurchaseKind.DISCIPLINE else ""
@@ -644,7 +707,8 @@ def purchase_request(
 
 
 def describe(purchase: XpPurchase) -> str:
-    """A line for the ledger and the queue, e.g. "Auspex 1a (Heightened Senses)"."""
+    """A line for the ledger and the queue, in the active language, e.g. "Auspex 1a (Heightened
+    Senses)" (disciplines and their levels are names, the same in every language)."""
     if purchase.kind == PurchaseKind.DISCIPLINE:
         title = rules.DISCIPLINE_TITLES.get(purchase.discipline, purchase.discipline)
         names = ", ".join(
@@ -652,11 +716,17 @@ def describe(purchase: XpPurchase) -> str:
         )
         return f"{title} {names}"
     if purchase.kind == PurchaseKind.GENERATION:
-        extra = " after diablerie" if purchase.diablerie_id else ""
-        return f"Generation −{purchase.quantity}{extra}"
-    label = PurchaseKind(purchase.kind).label
-    target = f" {purchase.target}" if purchase.target else ""
-    return f"{label}{target} +{purchase.quantity}"
+        line = PURCHASE_LINES["generation", "diablerie" if purchase.diablerie_id else ""]
+    elif purchase.kind in (PurchaseKind.TRAIT, PurchaseKind.INFLUENCE):
+        line = PURCHASE_LINES.get((purchase.kind, purchase.target), "")
+    else:
+        line = PURCHASE_LINES.get((purchase.kind, ""), "")
+    if not line:
+        # A row no form could have made (a target outside the rules): say what it holds.
+        label = PurchaseKind(purchase.kind).label
+        target = f" {purchase.target}" if purchase.target else ""
+        return f"{label}{target} +{purchase.quantity}"
+    return _(line) % {"quantity": purchase.quantity, "target": purchase.target}
 
 
 def _locked_purchase(purchase: XpPurchase) -> XpPurchase:
@@ -668,15 +738,28 @@ def _locked_purchase(purchase: XpPurchase) -> XpPurchase:
 
 
 def _already_decided(purchase: XpPurchase) -> ValidationError:
-    who = purchase.decided_by.get_username() if purchase.decided_by else "someone"
+    who = purchase.decided_by.get_username() if purchase.decided_by else _("someone")
     when = (
         moment_text(purchase.decided_at, purchase.character.chronicle)
         if purchase.decided_at
-        else "an earlier moment"
+        else _("an earlier moment")
     )
+    by_status: dict[str, str] = {
+        PurchaseStatus.APPROVED: _(
+            "This purchase was already approved by %(who)s at %(when)s (XP-01)."
+        ),
+        PurchaseStatus.REJECTED: _(
+            "This purchase was already rejected by %(who)s at %(when)s (XP-01)."
+        ),
+        PurchaseStatus.WITHDRAWN: _(
+            "This purchase was already withdrawn by %(who)s at %(when)s (XP-01)."
+        ),
+    }
+    already = by_status.get(purchase.status)
+    if already is None:
+        already = _("This purchase was already %(status)s by %(who)s at %(when)s (XP-01).")
     return ValidationError(
-        f"This purchase was already {purchase.get_status_display().lower()} by {who} at {when} "
-        "(XP-01)."
+        already % {"status": purchase.get_status_display().lower(), "who": who, "when": when}
     )
 
 
@@ -709,7 +792,7 @@ def purchase_approve(
         teacher = purchase.teacher
     elif teacher.chronicle_id != character.chronicle_id:
         # The view resolves the teacher within the chronicle; this guards direct callers.
-        raise ValidationError({"teacher": "The teacher must be of this chronicle (DIS-07)."})
+        raise ValidationError({"teacher": _("The teacher must be of this chronicle (DIS-07).")})
     purchase.character = character  # check against the row just locked, not a stale copy
     quote = purchase_requote(purchase=purchase, teacher=teacher, now=now)
     if not quote.ok:
@@ -720,12 +803,14 @@ def purchase_approve(
     entry = None
     if quote.cost > 0:
         assert character.player_id is not None
-        entry, _ = ledger.xp_entry_add(
+        with in_english():
+            reason = PURCHASE_REASON % {"character": character.name, "purchase": describe(purchase)}
+        entry, _created = ledger.xp_entry_add(
             chronicle=character.chronicle,
             player_id=character.player_id,
             amount=-quote.cost,
             kind=XpKind.PURCHASE,
-            reason=f"{character.name}: {describe(purchase)}",
+            reason=reason,
             key=f"purchase:{purchase.pk}",
             character=character,
             cycle=purchase.cycle,
@@ -741,11 +826,19 @@ def purchase_approve(
     purchase.save(
         update_fields=["status", "cost", "teacher", "decided_by", "decided_at", "ledger_entry"]
     )
+    # The mail speaks its reader's language, whoever signed the purchase off.
+    with in_reader_language(character.player):
+        subject = _("XP purchase approved: %(purchase)s") % {"purchase": describe(purchase)}
+        body = _("An ST approved %(purchase)s for %(character)s (%(cost)s XP).") % {
+            "purchase": describe(purchase),
+            "character": character.name,
+            "cost": quote.cost,
+        }
     notify(
         character=character,
         key=f"purchase:{purchase.pk}:approved",
-        subject=f"XP purchase approved: {describe(purchase)}",
-        body=f"An ST approved {describe(purchase)} for {character.name} ({quote.cost} XP).",
+        subject=subject,
+        body=body,
         now=now,
     )
     return purchase
@@ -816,7 +909,7 @@ def purchase_reject(
     purchase = _locked_purchase(purchase)
     _require_staff(by, purchase.character.chronicle)
     if not note.strip():
-        raise ValidationError({"note": "Tell the player why the purchase is rejected."})
+        raise ValidationError({"note": _("Tell the player why the purchase is rejected.")})
     if purchase.status != PurchaseStatus.REQUESTED:
         raise _already_decided(purchase)
     purchase.status = PurchaseStatus.REJECTED
@@ -824,11 +917,17 @@ def purchase_reject(
     purchase.decided_by = by
     purchase.decided_at = now
     purchase.save(update_fields=["status", "decision_note", "decided_by", "decided_at"])
+    with in_reader_language(purchase.character.player):
+        subject = _("XP purchase rejected: %(purchase)s") % {"purchase": describe(purchase)}
+        body = _("An ST rejected %(purchase)s: %(note)s") % {
+            "purchase": describe(purchase),
+            "note": purchase.decision_note,
+        }
     notify(
         character=purchase.character,
         key=f"purchase:{purchase.pk}:rejected",
-        subject=f"XP purchase rejected: {describe(purchase)}",
-        body=f"An ST rejected {describe(purchase)}: {purchase.decision_note}",
+        subject=subject,
+        body=body,
         now=now,
     )
     return purchase
@@ -843,7 +942,7 @@ def purchase_withdraw(
     now = now or timezone.now()
     purchase = _locked_purchase(purchase)
     if purchase.character.player_id != by.pk:
-        raise PermissionDenied("Only the character's player may withdraw a purchase.")
+        raise PermissionDenied(_("Only the character's player may withdraw a purchase."))
     if purchase.status == PurchaseStatus.WITHDRAWN:
         return purchase
     if purchase.status != PurchaseStatus.REQUESTED:
@@ -869,13 +968,13 @@ def diablerie_step_decline(
     )
     character = diablerie.diablerist
     if character.player_id != by.pk and not _is_staff(by, character.chronicle):
-        raise PermissionDenied("Only the diablerist's player or an ST may decline the step.")
+        raise PermissionDenied(_("Only the diablerist's player or an ST may decline the step."))
     if diablerie.generation_step == GenerationStep.DECLINED:
         return diablerie
     if diablerie.generation_step != GenerationStep.QUEUED:
         raise ValidationError(
-            f"There is no generation step waiting for this diablerie "
-            f"({diablerie.get_generation_step_display().lower()}) (XP-05)."
+            _("There is no generation step waiting for this diablerie (%(state)s) (XP-05).")
+            % {"state": diablerie.get_generation_step_display().lower()}
         )
     diablerie.generation_step = GenerationStep.DECLINED
     diablerie.save(update_fields=["generation_step"])

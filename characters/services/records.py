@@ -13,10 +13,13 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Q, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from chronicle.models import Chronicle, Cycle, Game, Membership
 from chronicle.rules import settings_for
 from chronicle.services import chronicle_today
+from chronicle.stored_text import stored_sentences
 
 from .. import rules
 from ..models import (
@@ -46,7 +49,7 @@ from ..models import (
 )
 from . import ledger
 from .bonds import bonds_refresh
-from .common import refusal
+from .common import in_reader_language, refusal
 from .notify import notify
 
 GHOUL_KINDRED_BLOOD = 3  # BLD-05
@@ -54,15 +57,21 @@ GHOUL_KINDRED_BLOOD = 3  # BLD-05
 PC_IN_PLAY = (Status.ACTIVE, Status.TORPOR, Status.STAKED)
 KINDRED_DONOR_TYPES = (DonorType.KINDRED, DonorType.MIXED_KINDRED)
 
+# Stored in English and shown in each reader's language (chronicle.stored_text): the XP-06
+# credit's ledger reason, and where blood is kept when the ST named no place.
+RETIREMENT_REASON = gettext_noop("%(character)s left play: half of the %(spent)s XP spent (XP-06)")
+ON_BODY = gettext_noop("on body")
+stored_sentences(RETIREMENT_REASON, ON_BODY)
+
 
 def _same_chronicle(character: Character, other: Character, field: str) -> None:
     if other.chronicle_id != character.chronicle_id:
-        raise ValidationError({field: "Choose a character of this chronicle."})
+        raise ValidationError({field: _("Choose a character of this chronicle.")})
 
 
 def _not_future(day: dt.date, today: dt.date, field: str) -> None:
     if day > today:
-        raise ValidationError({field: "This date is in the future; record it once it happens."})
+        raise ValidationError({field: _("This date is in the future; record it once it happens.")})
 
 
 # --- Stored blood (BLD-01..05) -----------------------------------------------------------------
@@ -106,8 +115,11 @@ def _check_limits(
         if carried + points > limit:
             raise ValidationError(
                 {
-                    "points": f"{holder.name} can carry at most {limit} stored blood on the body "
-                    f"(half their control, BLD-01) and already carries {carried}."
+                    "points": _(
+                        "%(holder)s can carry at most %(limit)s stored blood on the body (half "
+                        "their control, BLD-01) and already carries %(carried)s."
+                    )
+                    % {"holder": holder.name, "limit": limit, "carried": carried}
                 }
             )
     if holder.kind == Creature.GHOUL and donor_type in KINDRED_DONOR_TYPES:
@@ -115,8 +127,11 @@ def _check_limits(
         if (kindred or 0) + points > GHOUL_KINDRED_BLOOD:
             raise ValidationError(
                 {
-                    "points": f"A ghoul holds at most {GHOUL_KINDRED_BLOOD} kindred blood "
-                    f"(BLD-05); {holder.name} already holds {kindred or 0}."
+                    "points": _(
+                        "A ghoul holds at most %(limit)s kindred blood (BLD-05); %(holder)s "
+                        "already holds %(held)s."
+                    )
+                    % {"limit": GHOUL_KINDRED_BLOOD, "holder": holder.name, "held": kindred or 0}
                 }
             )
 
@@ -140,19 +155,25 @@ def stored_blood_add(
     chronicle = holder.chronicle
     _not_future(collected_on, chronicle_today(chronicle, now), "collected_on")
     if points < 1:
-        raise ValidationError({"points": "Store at least 1 blood (BLD-02)."})
-    location = location.strip() or ("on body" if on_body else "")
+        raise ValidationError({"points": _("Store at least 1 blood (BLD-02).")})
+    location = location.strip() or (ON_BODY if on_body else "")
     if not location:
-        raise ValidationError({"location": "Say where the blood is kept (BLD-01)."})
+        raise ValidationError({"location": _("Say where the blood is kept (BLD-01).")})
     donors = list(donors)
     for donor in donors:
         _same_chronicle(holder, donor, "donors")
     if donor_type == DonorType.KINE and donors:
-        raise ValidationError({"donors": "Kine donors have no record; describe them in the note."})
+        raise ValidationError(
+            {"donors": _("Kine donors have no record; describe them in the note.")}
+        )
     if donor_type == DonorType.KINDRED and len(donors) != 1:
-        raise ValidationError({"donors": "Blood of one kindred names exactly one donor (BLD-02)."})
+        raise ValidationError(
+            {"donors": _("Blood of one kindred names exactly one donor (BLD-02).")}
+        )
     if donor_type == DonorType.MIXED_KINDRED and len(donors) < 2:
-        raise ValidationError({"donors": "Mixed kindred blood names two donors or more (BLD-03)."})
+        raise ValidationError(
+            {"donors": _("Mixed kindred blood names two donors or more (BLD-03).")}
+        )
     try:
         unusable_from = rules.stored_blood_unusable_from(
             donor_type=donor_type,
@@ -195,13 +216,15 @@ def stored_blood_transfer(
     holder = to_holder or record.holder
     _same_chronicle(record.holder, holder, "to_holder")
     if record.expired_at is not None:
-        raise ValidationError("This blood has expired and can no longer be used (BLD-03).")
+        raise ValidationError(_("This blood has expired and can no longer be used (BLD-03)."))
     if not 1 <= points <= record.points:
-        raise ValidationError({"points": f"Move between 1 and {record.points} blood (BLD-02)."})
+        raise ValidationError(
+            {"points": _("Move between 1 and %(most)s blood (BLD-02).") % {"most": record.points}}
+        )
     location = (to_location or "").strip() or record.location
     body = record.on_body if on_body is None else on_body
     if holder.pk == record.holder_id and location == record.location and body == record.on_body:
-        raise ValidationError({"to_location": "Choose another holder or place to move it to."})
+        raise ValidationError({"to_location": _("Choose another holder or place to move it to.")})
     Character.objects.select_for_update().filter(pk=holder.pk).first()
     whole = points == record.points
     _check_limits(
@@ -254,31 +277,35 @@ def diablerie_record(
     now = now or timezone.now()
     _not_future(occurred_on, chronicle_today(diablerist.chronicle, now), "occurred_on")
     if diablerist.creature != Creature.KINDRED:
-        raise ValidationError({"diablerist": "Only kindred can commit diablerie (XP-04)."})
+        raise ValidationError({"diablerist": _("Only kindred can commit diablerie (XP-04).")})
     if not victim_in_torpor:
         raise ValidationError(
-            {"victim_in_torpor": "Only a victim in torpor can be diablerized (XP-04)."}
+            {"victim_in_torpor": _("Only a victim in torpor can be diablerized (XP-04).")}
         )
     if killed_by_aggravated_or_coup:
         raise ValidationError(
             {
-                "killed_by_aggravated_or_coup": "A victim killed by coup de grace or aggravated "
-                "damage cannot be diablerized (XP-04)."
+                "killed_by_aggravated_or_coup": _(
+                    "A victim killed by coup de grace or aggravated "
+                    "damage cannot be diablerized (XP-04)."
+                )
             }
         )
     if victim is not None:
         _same_chronicle(diablerist, victim, "victim")
         if victim.pk == diablerist.pk:
-            raise ValidationError({"victim": "A character cannot diablerize itself (XP-04)."})
+            raise ValidationError({"victim": _("A character cannot diablerize itself (XP-04).")})
         if victim.status == Status.DEAD:
-            raise ValidationError({"victim": f"{victim.name} is already dead (XP-04)."})
+            raise ValidationError(
+                {"victim": _("%(victim)s is already dead (XP-04).") % {"victim": victim.name}}
+            )
         victim_name = victim_name.strip() or victim.name
         victim_generation = victim.generation
     victim_name = victim_name.strip()
     if not victim_name:
-        raise ValidationError({"victim_name": "Name the victim (XP-04)."})
+        raise ValidationError({"victim_name": _("Name the victim (XP-04).")})
     if not 1 <= victim_generation <= 15:
-        raise ValidationError({"victim_generation": "A generation runs from 1 to 15 (XP-04)."})
+        raise ValidationError({"victim_generation": _("A generation runs from 1 to 15 (XP-04).")})
     diablerie = Diablerie.objects.create(
         diablerist=diablerist,
         victim=victim,
@@ -327,12 +354,12 @@ def _retirement_credit(
     credit = total - max(unspent, Decimal(0))
     if credit <= 0:
         return None
-    entry, _ = ledger.xp_entry_add(
+    entry, _created = ledger.xp_entry_add(
         chronicle=chronicle,
         player_id=character.player_id,
         amount=credit,
         kind=XpKind.RETIREMENT,
-        reason=f"{character.name} left play: half of the {spent} XP spent (XP-06)",
+        reason=RETIREMENT_REASON % {"character": character.name, "spent": spent},
         key=f"retirement:{character.pk}",
         character=character,
         actor=by,
@@ -370,16 +397,22 @@ def character_death_record(
         Character.objects.filter(
             bonds__regnant=character, bonds__ended_on__isnull=True, bonds__bound=True
         )
-        .select_related("player")
+        .select_related("player__chronicle_profile")
         .distinct()
     )
     for thrall in thralls:
+        # Each thrall's player reads it in their own language.
+        with in_reader_language(thrall.player):
+            subject = _("%(regnant)s has died") % {"regnant": character.name}
+            body = _(
+                "%(thrall)s learns that %(regnant)s, to whom they are bound, died on %(day)s; "
+                "the bond fades a month later (BND-03)."
+            ) % {"thrall": thrall.name, "regnant": character.name, "day": died_on}
         notify(
             character=thrall,
             key=f"regnant-died:{character.pk}:{thrall.pk}",
-            subject=f"{character.name} has died",
-            body=f"{thrall.name} learns that {character.name}, to whom they are bound, died on "
-            f"{died_on}; the bond fades a month later (BND-03).",
+            subject=subject,
+            body=body,
             now=now,
         )
     drinkers = BloodDrink.objects.filter(donors=character).values_list("drinker_id", flat=True)
@@ -400,8 +433,8 @@ def character_retire(
         return character
     if character.status != Status.ACTIVE:
         raise ValidationError(
-            f"Only an active character can retire; {character.name} is "
-            f"{character.get_status_display().lower()} (XP-06)."
+            _("Only an active character can retire; %(character)s is %(status)s (XP-06).")
+            % {"character": character.name, "status": character.get_status_display().lower()}
         )
     character.status, character.retired_on = Status.RETIRED, on
     character.save(update_fields=["status", "retired_on", "updated_at"])
@@ -418,8 +451,8 @@ def character_return(
     character = _locked(character)
     if character.status != Status.RETIRED:
         raise ValidationError(
-            f"Only a retired character can return; {character.name} is "
-            f"{character.get_status_display().lower()} (XP-07)."
+            _("Only a retired character can return; %(character)s is %(status)s (XP-07).")
+            % {"character": character.name, "status": character.get_status_display().lower()}
         )
     if character.player_id is not None:
         ledger.lock_ledger(chronicle=character.chronicle, player_id=character.player_id)
@@ -437,9 +470,12 @@ def character_return(
         )
         if other is not None:
             raise ValidationError(
-                f"The player already has {other.name} in play "
-                f"({other.get_status_display().lower()}); a player has one character in play at "
-                f"a time, counting one in torpor or staked (XP-07). Retire {other.name} first."
+                _(
+                    "The player already has %(other)s in play (%(status)s); a player has one "
+                    "character in play at a time, counting one in torpor or staked (XP-07). "
+                    "Retire %(other)s first."
+                )
+                % {"other": other.name, "status": other.get_status_display().lower()}
             )
     character.status, character.retired_on = Status.ACTIVE, None
     character.save(update_fields=["status", "retired_on", "updated_at"])
@@ -456,7 +492,10 @@ def characters_leave_play(
     Drafts, and characters in torpor or staked, stay as they are for the storytellers."""
     now = now or timezone.now()
     if become not in ("retired", "npc"):
-        raise ValidationError(f"Characters leave play retired or as NPCs, not {become!r}.")
+        raise ValidationError(
+            _("Characters leave play retired or as NPCs, not %(become)s.")
+            % {"become": repr(become)}
+        )
     active = list(
         Character.objects.select_for_update(of=("self",))
         .filter(chronicle=chronicle, player=player, status=Status.ACTIVE)
@@ -492,13 +531,13 @@ def torpor_hold_record(
     now = now or timezone.now()
     _same_chronicle(holder, captive, "captive")
     if captive.pk == holder.pk:
-        raise ValidationError({"captive": "A character cannot hold itself in torpor (TOR-01)."})
+        raise ValidationError({"captive": _("A character cannot hold itself in torpor (TOR-01).")})
     if cycle.chronicle_id != holder.chronicle_id:
-        raise ValidationError({"cycle": "Choose a downtime of this chronicle."})
+        raise ValidationError({"cycle": _("Choose a downtime of this chronicle.")})
     Character.objects.select_for_update().filter(pk=captive.pk).first()
     if TorporHold.objects.filter(captive=captive, cycle=cycle).exists():
         raise ValidationError(
-            {"cycle": "This character is already held in that downtime (TOR-01)."}
+            {"cycle": _("This character is already held in that downtime (TOR-01).")}
         )
     earlier = (
         Cycle.objects.filter(chronicle_id=cycle.chronicle_id, deadline_at__lt=cycle.deadline_at)
@@ -547,11 +586,16 @@ def captivity_record(
     now = now or timezone.now()
     _same_chronicle(captive, captor, "captor")
     if captive.pk == captor.pk:
-        raise ValidationError({"captor": "A character cannot hold itself captive (TOR-02)."})
+        raise ValidationError({"captor": _("A character cannot hold itself captive (TOR-02).")})
     _not_future(since, chronicle_today(captive.chronicle, now), "since")
     Character.objects.select_for_update().filter(pk=captive.pk).first()
     if Captivity.objects.filter(captive=captive, resolved_at__isnull=True).exists():
-        raise ValidationError({"captive": f"{captive.name} is already held captive (TOR-02)."})
+        raise ValidationError(
+            {
+                "captive": _("%(captive)s is already held captive (TOR-02).")
+                % {"captive": captive.name}
+            }
+        )
     game = (
         Game.objects.filter(chronicle_id=captive.chronicle_id, date__gt=since)
         .order_by("date", "number")
@@ -569,12 +613,12 @@ def captivity_resolve(
     """TOR-02: the captor released or killed the captive (a killed captive dies, XP-06)."""
     now = now or timezone.now()
     if outcome not in (CaptiveOutcome.RELEASED, CaptiveOutcome.KILLED):
-        raise ValidationError({"outcome": "The captive is either released or killed (TOR-02)."})
+        raise ValidationError({"outcome": _("The captive is either released or killed (TOR-02).")})
     updated = Captivity.objects.filter(pk=captivity.pk, resolved_at__isnull=True).update(
         outcome=outcome, resolved_at=now
     )
     if not updated:
-        raise ValidationError("This captivity is already over (TOR-02).")
+        raise ValidationError(_("This captivity is already over (TOR-02)."))
     captivity.refresh_from_db()
     if outcome == CaptiveOutcome.KILLED:
         captive = captivity.captive
@@ -609,15 +653,17 @@ def item_add(
     now = now or timezone.now()
     name = name.strip()
     if not name:
-        raise ValidationError({"name": "Name the item (ITM-01)."})
+        raise ValidationError({"name": _("Name the item (ITM-01).")})
     if concealability not in Concealability.values:
-        raise ValidationError({"concealability": "Choose blue, yellow or red (ITM-01)."})
+        raise ValidationError({"concealability": _("Choose blue, yellow or red (ITM-01).")})
     if not 0 <= armor <= 5:
-        raise ValidationError({"armor": "Armor runs from 1 to 5, or 0 for none (ITM-01)."})
+        raise ValidationError({"armor": _("Armor runs from 1 to 5, or 0 for none (ITM-01).")})
     if armor >= 4 and concealability != Concealability.RED:
-        raise ValidationError({"concealability": "Armor 4 or 5 is obvious, so it is red (ITM-01)."})
+        raise ValidationError(
+            {"concealability": _("Armor 4 or 5 is obvious, so it is red (ITM-01).")}
+        )
     if purchase_cost < 0:
-        raise ValidationError({"purchase_cost": "A cost cannot be negative (ITM-01)."})
+        raise ValidationError({"purchase_cost": _("A cost cannot be negative (ITM-01).")})
     return Item.objects.create(
         character=character,
         name=name[:120],
@@ -658,7 +704,7 @@ def item_downgrade(*, item: Item, by: User, now: dt.datetime | None = None) -> i
     except ValueError as exc:
         raise refusal(exc) from exc
     if locked.armor >= 4 and new != Concealability.RED:
-        raise ValidationError("Armor 4 or 5 is obvious and stays red (ITM-01).")
+        raise ValidationError(_("Armor 4 or 5 is obvious and stays red (ITM-01)."))
     cost = rules.concealment_downgrade_cost(locked.purchase_cost)
     locked.concealability, locked.downgraded = new, True
     locked.save(update_fields=["concealability", "downgraded"])
@@ -682,19 +728,24 @@ def sewer_location_add(
     """SEW-03: a location is a number with a sewer level (1..8)."""
     if not 1 <= level <= rules.MAX_SEWER_LORE:
         raise ValidationError(
-            {"level": f"A sewer level runs from 1 to {rules.MAX_SEWER_LORE} (SEW-01)."}
+            {
+                "level": _("A sewer level runs from 1 to %(most)s (SEW-01).")
+                % {"most": rules.MAX_SEWER_LORE}
+            }
         )
     if number < 1:
-        raise ValidationError({"number": "Locations are numbered from 1 (SEW-03)."})
+        raise ValidationError({"number": _("Locations are numbered from 1 (SEW-03).")})
     if any(d.chronicle_id != chronicle.pk for d in defenders):
-        raise ValidationError({"defenders": "Choose characters of this chronicle."})
+        raise ValidationError({"defenders": _("Choose characters of this chronicle.")})
     try:
         with transaction.atomic():
             location = SewerLocation.objects.create(
                 chronicle=chronicle, number=number, level=level, description=description[:200]
             )
     except IntegrityError:
-        raise ValidationError({"number": f"Location {number} already exists (SEW-03)."}) from None
+        raise ValidationError(
+            {"number": _("Location %(number)s already exists (SEW-03).") % {"number": number}}
+        ) from None
     location.defenders.set(defenders)
     return location
 
@@ -716,24 +767,40 @@ def sewer_location_learn(
 ) -> KnownSewerLocation:
     """SEW-03: learned at once with a free slot (SEW-02) and lore at least the location's level."""
     if location.chronicle_id != character.chronicle_id:
-        raise ValidationError({"location": "Choose a location of this chronicle."})
+        raise ValidationError({"location": _("Choose a location of this chronicle.")})
     Character.objects.select_for_update().filter(pk=character.pk).first()
     if KnownSewerLocation.objects.filter(
         character=character, location=location, forgotten_on__isnull=True
     ).exists():
-        raise ValidationError({"location": f"{character.name} already knows this location."})
+        raise ValidationError(
+            {
+                "location": _("%(character)s already knows this location.")
+                % {"character": character.name}
+            }
+        )
     if character.sewer_lore < location.level:
         raise ValidationError(
             {
-                "location": f"Location {location.number} is on level {location.level}; "
-                f"{character.name}'s Sewer Lore is {character.sewer_lore} (SEW-03)."
+                "location": _(
+                    "Location %(number)s is on level %(level)s; %(character)s's Sewer Lore is "
+                    "%(lore)s (SEW-03)."
+                )
+                % {
+                    "number": location.number,
+                    "level": location.level,
+                    "character": character.name,
+                    "lore": character.sewer_lore,
+                }
             }
         )
     if _free_slots(character) < 1:
         raise ValidationError(
             {
-                "location": f"{character.name} has no free location slot; forget one in "
-                "downtime first (SEW-02)."
+                "location": _(
+                    "%(character)s has no free location slot; forget one in downtime first "
+                    "(SEW-02)."
+                )
+                % {"character": character.name}
             }
         )
     return KnownSewerLocation.objects.create(character=character, location=location, learned_on=on)
@@ -751,10 +818,10 @@ def sewer_location_forget(
     now = now or timezone.now()
     if not in_downtime:
         raise ValidationError(
-            {"in_downtime": "A location can be forgotten only in downtime (SEW-03)."}
+            {"in_downtime": _("A location can be forgotten only in downtime (SEW-03).")}
         )
     if known.forgotten_on is not None:
-        raise ValidationError("This location is already forgotten (SEW-03).")
+        raise ValidationError(_("This location is already forgotten (SEW-03)."))
     known.forgotten_on = chronicle_today(known.character.chronicle, now)
     known.save(update_fields=["forgotten_on"])
     return known
@@ -774,7 +841,7 @@ def sewer_search(
     now = now or timezone.now()
     searchers = list(searchers)
     if any(s.chronicle_id != location.chronicle_id for s in searchers):
-        raise ValidationError({"searchers": "Choose characters of this chronicle."})
+        raise ValidationError({"searchers": _("Choose characters of this chronicle.")})
     defenders = list(location.defenders.values_list("sewer_lore", flat=True))
     try:
         found = rules.sewer_search_succeeds([s.sewer_lore for s in searchers], defenders)
@@ -812,7 +879,7 @@ def summons_lock_add(
     now = now or timezone.now()
     _same_chronicle(holder, target, "target")
     if holder.pk == target.pk:
-        raise ValidationError({"target": "A summons lock is won on someone else (MSC-01)."})
+        raise ValidationError({"target": _("A summons lock is won on someone else (MSC-01).")})
     _not_future(won_on, chronicle_today(holder.chronicle, now), "won_on")
     return SummonsLock.objects.create(holder=holder, target=target, won_on=won_on)
 
@@ -831,11 +898,13 @@ def conditioning_record(
     now = now or timezone.now()
     _same_chronicle(subject, conditioner, "conditioner")
     if subject.pk == conditioner.pk:
-        raise ValidationError({"conditioner": "Conditioning acts on another character (MSC-02)."})
+        raise ValidationError(
+            {"conditioner": _("Conditioning acts on another character (MSC-02).")}
+        )
     _not_future(recorded_on, chronicle_today(subject.chronicle, now), "recorded_on")
     description = description.strip()
     if not description:
-        raise ValidationError({"description": "Describe the conditioning (MSC-02)."})
+        raise ValidationError({"description": _("Describe the conditioning (MSC-02).")})
     return Conditioning.objects.create(
         subject=subject, conditioner=conditioner, description=description, recorded_on=recorded_on
     )
@@ -846,12 +915,17 @@ def title_add(*, character: Character, name: str, city: str, by: User) -> Title:
     """A title held in a city (e.g. Prince of Chicago); each at most once."""
     name, city = name.strip(), city.strip()
     if not name or not city:
-        raise ValidationError({"name": "Give the title and the city."})
+        raise ValidationError({"name": _("Give the title and the city.")})
     title, created = Title.objects.get_or_create(
         character=character, name=name[:60], city=city[:80]
     )
     if not created:
-        raise ValidationError({"name": f"{character.name} already holds {title}."})
+        raise ValidationError(
+            {
+                "name": _("%(character)s already holds %(title)s of %(city)s.")
+                % {"character": character.name, "title": title.name, "city": title.city}
+            }
+        )
     return title
 
 
@@ -882,7 +956,7 @@ def ritual_add(
     now = now or timezone.now()
     name = name.strip()
     if not name:
-        raise ValidationError({"name": "Name the ritual (DIS-10)."})
+        raise ValidationError({"name": _("Name the ritual (DIS-10).")})
     if learned_on is not None:
         _not_future(learned_on, chronicle_today(character.chronicle, now), "learned_on")
     if free:
@@ -890,10 +964,15 @@ def ritual_add(
         allowed = clan.free_basic_rituals if clan is not None else 0
         if Ritual.objects.filter(character=character, free=True).count() >= allowed:
             raise ValidationError(
-                {"free": "Only a Tremere starts with one free basic ritual (DIS-10)."}
+                {"free": _("Only a Tremere starts with one free basic ritual (DIS-10).")}
             )
     if Ritual.objects.filter(character=character, name__iexact=name).exists():
-        raise ValidationError({"name": f"{character.name} already knows {name} (DIS-10)."})
+        raise ValidationError(
+            {
+                "name": _("%(character)s already knows %(ritual)s (DIS-10).")
+                % {"character": character.name, "ritual": name}
+            }
+        )
     return Ritual.objects.create(
         character=character, name=name[:120], free=free, learned_on=learned_on
     )
@@ -918,7 +997,9 @@ def npc_volunteer_join(*, chronicle: Chronicle, player: User) -> NpcVolunteer:
     """MSC-03: a member joins the end of the first-come list. Joining again keeps the place
     already held (a double click does not lose it)."""
     if not Membership.objects.filter(chronicle=chronicle, user=player).exists():
-        raise ValidationError("Only members of the chronicle may volunteer to play NPCs (MSC-03).")
+        raise ValidationError(
+            _("Only members of the chronicle may volunteer to play NPCs (MSC-03).")
+        )
     _lock_volunteer_list(chronicle)
     existing = NpcVolunteer.objects.filter(chronicle=chronicle, player=player).first()
     if existing is not None:
@@ -935,7 +1016,7 @@ def npc_volunteer_decline(*, chronicle: Chronicle, player: User) -> NpcVolunteer
     _lock_volunteer_list(chronicle)
     volunteer = NpcVolunteer.objects.filter(chronicle=chronicle, player=player).first()
     if volunteer is None:
-        raise ValidationError("Only someone on the NPC volunteer list can decline (MSC-03).")
+        raise ValidationError(_("Only someone on the NPC volunteer list can decline (MSC-03)."))
     position = _next_position(chronicle)
     if volunteer.position != position - 1:
         volunteer.position = position
@@ -946,5 +1027,5 @@ def npc_volunteer_decline(*, chronicle: Chronicle, player: User) -> NpcVolunteer
 @transaction.atomic
 def npc_volunteer_leave(*, chronicle: Chronicle, player: User) -> bool:
     """MSC-03: a volunteer leaves the list; False if they were not on it."""
-    deleted, _ = NpcVolunteer.objects.filter(chronicle=chronicle, player=player).delete()
+    deleted, _by_model = NpcVolunteer.objects.filter(chronicle=chronicle, player=player).delete()
     return bool(deleted)

@@ -25,9 +25,12 @@ from collections import defaultdict
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
 
 from chronicle.models import Chronicle, CycleStatus
 from chronicle.services import chronicle_today
+from chronicle.stored_text import stored_text
 
 from ..models import (
     Approval,
@@ -39,8 +42,14 @@ from ..models import (
     StoredBlood,
     TorporHold,
 )
+from .common import in_reader_language
 from .notify import notify
 from .records import character_death_record
+
+
+def _long_day(day: dt.date) -> str:
+    """A day as the mails write it ("15 April 2025"), in the language active (the reader's)."""
+    return date_format(day, "d F Y")
 
 
 def _due_by_local_date(now: dt.datetime, *, chronicle_field: str, date_lookup: str) -> Q:
@@ -69,7 +78,7 @@ def stored_blood_expire_sweep(*, now: dt.datetime | None = None) -> int:
     )
     records = list(
         StoredBlood.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("holder__player")
+        .select_related("holder__player__chronicle_profile")
         .filter(due, expired_at__isnull=True)
         .order_by("pk")
     )
@@ -79,15 +88,23 @@ def stored_blood_expire_sweep(*, now: dt.datetime | None = None) -> int:
         expired_at=now
     )
     for record in records:
+        # Each player reads their mail in their own language.
+        with in_reader_language(record.holder.player):
+            subject = _("%(holder)s: stored blood has expired") % {"holder": record.holder.name}
+            body = _(
+                "The %(points)s blood stored at %(location)s by %(holder)s, collected on "
+                "%(day)s, can no longer be used: kine blood keeps for three months (BLD-03)."
+            ) % {
+                "points": record.points,
+                "location": stored_text(record.location),
+                "holder": record.holder.name,
+                "day": _long_day(record.collected_on),
+            }
         notify(
             character=record.holder,
             key=f"blood-expired:{record.pk}",
-            subject=f"{record.holder.name}: stored blood has expired",
-            body=(
-                f"The {record.points} blood stored at {record.location} by {record.holder.name}, "
-                f"collected on {record.collected_on:%d %B %Y}, can no longer be used: kine blood "
-                "keeps for three months (BLD-03)."
-            ),
+            subject=subject,
+            body=body,
             now=now,
         )
     return len(records)
@@ -149,28 +166,44 @@ def torpor_holds_sweep(*, now: dt.datetime | None = None) -> int:
         ~Exists(other_in_play)
     ).update(status=Status.ACTIVE)
     for hold in TorporHold.objects.filter(pk__in=hold_ids).select_related(
-        "captive__player", "holder"
+        "captive__player__chronicle_profile", "holder"
     ):
         captive = hold.captive
-        recovery = (
-            f"{captive.name} recovers overnight and may take downtime actions again."
-            if captive.status == Status.ACTIVE
-            else f"{captive.name} would recover overnight, but their player already has another "
-            "character in play, and a player has one at a time (XP-07): a storyteller must "
-            f"decide which one plays. Until then {captive.name} stays in torpor."
-            if captive.pk in undecided
-            else f"{captive.name} stays in torpor: another hold or a captivity still keeps them."
-            if captive.status == Status.TORPOR
-            else f"{captive.name} remains {captive.get_status_display().lower()}."
-        )
+        with in_reader_language(captive.player):
+            names = {"captive": captive.name, "holder": hold.holder.name}
+            if captive.status == Status.ACTIVE:
+                recovery = (
+                    _("%(captive)s recovers overnight and may take downtime actions again.") % names
+                )
+            elif captive.pk in undecided:
+                recovery = (
+                    _(
+                        "%(captive)s would recover overnight, but their player already has another "
+                        "character in play, and a player has one at a time (XP-07): a storyteller "
+                        "must decide which one plays. Until then %(captive)s stays in torpor."
+                    )
+                    % names
+                )
+            elif captive.status == Status.TORPOR:
+                recovery = (
+                    _("%(captive)s stays in torpor: another hold or a captivity still keeps them.")
+                    % names
+                )
+            else:
+                recovery = _("%(captive)s remains %(status)s.") % {
+                    **names,
+                    "status": captive.get_status_display().lower(),
+                }
+            subject = _("%(captive)s: the torpor hold has ended") % names
+            body = _(
+                "%(holder)s's hold on %(captive)s has ended: a torpor hold lasts one downtime "
+                "(TOR-01). %(recovery)s"
+            ) % {**names, "recovery": recovery}
         notify(
             character=captive,
             key=f"torpor-hold-ended:{hold.pk}",
-            subject=f"{captive.name}: the torpor hold has ended",
-            body=(
-                f"{hold.holder.name}'s hold on {captive.name} has ended: a torpor hold lasts "
-                f"one downtime (TOR-01). {recovery}"
-            ),
+            subject=subject,
+            body=body,
             now=now,
         )
     return len(holds)
@@ -200,7 +233,10 @@ def captives_sweep(*, now: dt.datetime | None = None) -> int:
         outcome=CaptiveOutcome.DIED, resolved_at=now
     )
     for captivity in Captivity.objects.filter(pk__in=ids).select_related(
-        "captive__chronicle", "captive__player", "captor", "deadline_game"
+        "captive__chronicle",
+        "captive__player__chronicle_profile",
+        "captor",
+        "deadline_game",
     ):
         captive = captivity.captive
         game = captivity.deadline_game
@@ -209,15 +245,22 @@ def captives_sweep(*, now: dt.datetime | None = None) -> int:
         # story (the player's XP-06 credit, the thralls told at once and their bonds ending a
         # month later, BND-03), and deaths are rare. A captive already dead keeps its date.
         character_death_record(character=captive, died_on=game.date, by=None, now=now)
+        with in_reader_language(captive.player):
+            subject = _("%(captive)s has died in captivity") % {"captive": captive.name}
+            body = _(
+                "%(captive)s was not released or killed by %(captor)s before the end of game "
+                "%(number)s (%(day)s), and so has died (TOR-02)."
+            ) % {
+                "captive": captive.name,
+                "captor": captivity.captor.name,
+                "number": game.number,
+                "day": _long_day(game.date),
+            }
         notify(
             character=captive,
             key=f"captive-died:{captivity.pk}",
-            subject=f"{captive.name} has died in captivity",
-            body=(
-                f"{captive.name} was not released or killed by {captivity.captor.name} before "
-                f"the end of game {game.number} ({game.date:%d %B %Y}), and so has died "
-                "(TOR-02)."
-            ),
+            subject=subject,
+            body=body,
             now=now,
         )
     return len(captivities)
@@ -234,7 +277,7 @@ def black_veins_sweep(*, now: dt.datetime | None = None) -> int:
     )
     diableries = list(
         Diablerie.objects.select_for_update(skip_locked=True, of=("self",))
-        .select_related("diablerist__player")
+        .select_related("diablerist__player__chronicle_profile")
         .filter(due, veins_faded_at__isnull=True)
         .order_by("pk")
     )
@@ -245,16 +288,24 @@ def black_veins_sweep(*, now: dt.datetime | None = None) -> int:
     )
     for diablerie in diableries:
         diablerist = diablerie.diablerist
+        with in_reader_language(diablerist.player):
+            subject = _("%(diablerist)s: the black veins have faded") % {
+                "diablerist": diablerist.name
+            }
+            body = _(
+                "Six months have passed since %(diablerist)s diablerized %(victim)s on "
+                "%(day)s: the black veins no longer show (XP-04). Aura Perception still shows "
+                "a diablerie of the last year."
+            ) % {
+                "diablerist": diablerist.name,
+                "victim": diablerie.victim_name,
+                "day": _long_day(diablerie.occurred_on),
+            }
         notify(
             character=diablerist,
             key=f"black-veins-faded:{diablerie.pk}",
-            subject=f"{diablerist.name}: the black veins have faded",
-            body=(
-                f"Six months have passed since {diablerist.name} diablerized "
-                f"{diablerie.victim_name} on {diablerie.occurred_on:%d %B %Y}: the black veins "
-                "no longer show (XP-04). Aura Perception still shows a diablerie of the last "
-                "year."
-            ),
+            subject=subject,
+            body=body,
             now=now,
         )
     return len(diableries)

@@ -15,6 +15,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
@@ -28,7 +30,7 @@ from ..services import creation
 from ..services.creation import Draft, Quote
 
 TEMPLATE = "characters/creation_form.html"
-SUBMITTED = "{name} is submitted; a storyteller will review it."
+SUBMITTED = gettext_noop("%(name)s is submitted; a storyteller will review it.")
 # The wizard's problem boxes, in page order; a key without a box (the services' "__all__")
 # goes to "general" at the top.
 SECTIONS = (
@@ -145,7 +147,7 @@ def character_create(request: HttpRequest, slug: str) -> HttpResponse:
             return _wizard(
                 request, membership, form, character=None, quote=None, extra=extra, status=400
             )
-        messages.success(request, f"Draft of {character.name} saved.")
+        messages.success(request, _("Draft of %(name)s saved.") % {"name": character.name})
         if request.POST.get("action") == "submit":
             _try_submit(request, character, player)
         return redirect("character_edit", slug=slug, pk=character.pk)
@@ -158,9 +160,9 @@ def _try_submit(request: HttpRequest, character: Character, by: Any) -> bool:
     try:
         creation.character_submit(character=character, by=by)
     except ValidationError:
-        messages.error(request, "Saved as a draft: fix the problems shown before submitting.")
+        messages.error(request, _("Saved as a draft: fix the problems shown before submitting."))
         return False
-    messages.success(request, SUBMITTED.format(name=character.name))
+    messages.success(request, _(SUBMITTED) % {"name": character.name})
     return True
 
 
@@ -186,7 +188,7 @@ def character_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         except ValidationError as exc:
             extra = _add_errors(form, exc)
         else:
-            messages.success(request, "Draft saved.")
+            messages.success(request, _("Draft saved."))
             return redirect("character_edit", slug=slug, pk=pk)
     else:
         extra = {}
@@ -218,9 +220,7 @@ def character_submit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         except ValidationError as exc:
             extra = _add_errors(form, exc, shown=quote)
         else:
-            messages.success(
-                request, f"{character.name} is submitted; a storyteller will review it."
-            )
+            messages.success(request, _(SUBMITTED) % {"name": character.name})
             return redirect("character_edit", slug=slug, pk=pk)
     return _wizard(
         request, membership, form, character=character, quote=quote, extra=extra, status=400
@@ -272,7 +272,7 @@ def character_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         try:
             if action == "approve":
                 creation.character_approve(character=character, by=by)
-                messages.success(request, f"{character.name} is approved.")
+                messages.success(request, _("%(name)s is approved.") % {"name": character.name})
                 return redirect(reverse("character_sheet", args=[slug, pk]))
             if action == "return":
                 return_form = ReturnForm(request.POST)
@@ -280,14 +280,16 @@ def character_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                     creation.character_return(
                         character=character, by=by, note=return_form.cleaned_data["note"]
                     )
-                    messages.success(request, f"{character.name} went back to its player.")
+                    messages.success(
+                        request, _("%(name)s went back to its player.") % {"name": character.name}
+                    )
                     return redirect("character_review", slug=slug, pk=pk)
             elif action == "background":
                 creation.background_approve(character=character, by=by)
-                messages.success(request, "Background approved.")
+                messages.success(request, _("Background approved."))
                 return redirect("character_review", slug=slug, pk=pk)
             else:
-                error = "Choose Approve, Return to player or Approve background."
+                error = _("Choose Approve, Return to player or Approve background.")
         except ValidationError as exc:
             error = " ".join(exc.messages)
         status = 400

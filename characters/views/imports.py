@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
@@ -35,13 +36,13 @@ def _staff(request: HttpRequest, slug: str) -> Membership:
 
 def _job(membership: Membership, pk: int) -> ImportJob:
     if not 0 < pk <= chronicle_access.MAX_ID:
-        raise Http404("No such import.")
+        raise Http404(_("No such import."))
     try:
         return ImportJob.objects.select_related("chronicle", "created_by").get(
             pk=pk, chronicle=membership.chronicle
         )
     except ImportJob.DoesNotExist:
-        raise Http404("No such import.") from None
+        raise Http404(_("No such import.")) from None
 
 
 def _recent(membership: Membership) -> list[ImportJob]:

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
@@ -49,8 +50,8 @@ def purchase_create(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Asked for {services.describe(purchase)} ({purchase.cost} XP); "
-                "it waits for an ST's sign-off.",
+                _("Asked for %(purchase)s (%(cost)s XP); it waits for an ST's sign-off.")
+                % {"purchase": services.describe(purchase), "cost": purchase.cost},
             )
             return redirect("character_sheet", slug=slug, pk=character.pk)
     if form.is_bound and form.is_valid():
@@ -114,14 +115,14 @@ def purchase_decide(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 services.purchase_approve(
                     purchase=purchase, by=by, teacher=form.cleaned_data.get("teacher")
                 )
-                done = "approved"
+                done = _("Purchase approved: %(purchase)s.")
             else:
                 services.purchase_reject(purchase=purchase, by=by, note=form.cleaned_data["note"])
-                done = "rejected"
+                done = _("Purchase rejected: %(purchase)s.")
         except ValidationError as exc:
             _show_errors(form, exc)
         else:
-            messages.success(request, f"Purchase {done}: {services.describe(purchase)}.")
+            messages.success(request, done % {"purchase": services.describe(purchase)})
             return redirect("purchase_queue", slug=slug)
     quote = None
     if purchase.status == PurchaseStatus.REQUESTED:
@@ -156,7 +157,8 @@ def diablerie_step_decline(
     else:
         messages.success(
             request,
-            f"Declined the generation step from the diablerie of {diablerie.victim_name} (XP-05).",
+            _("Declined the generation step from the diablerie of %(victim)s (XP-05).")
+            % {"victim": diablerie.victim_name},
         )
     return redirect("character_sheet", slug=slug, pk=pk)
 
@@ -171,5 +173,7 @@ def purchase_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, f"Withdrawn: {services.describe(purchase)}.")
+        messages.success(
+            request, _("Withdrawn: %(purchase)s.") % {"purchase": services.describe(purchase)}
+        )
     return redirect("character_sheet", slug=slug, pk=purchase.character_id)

@@ -16,6 +16,8 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.middleware import HtmxDetails
 
@@ -82,10 +84,13 @@ def _status_counts(visible: Any) -> list[dict[str, Any]]:
     ]
 
 
+# What a member is told after an action on the list: about themself, or about someone else.
 VOLUNTEER_DONE = {
-    "join": "You are on the NPC volunteer list.",
-    "decline": "{name} moved to the end of the NPC volunteer list.",
-    "leave": "{name} left the NPC volunteer list.",
+    ("join", True): gettext_noop("You are on the NPC volunteer list."),
+    ("decline", True): gettext_noop("You moved to the end of the NPC volunteer list."),
+    ("decline", False): gettext_noop("%(name)s moved to the end of the NPC volunteer list."),
+    ("leave", True): gettext_noop("You left the NPC volunteer list."),
+    ("leave", False): gettext_noop("%(name)s left the NPC volunteer list."),
 }
 
 
@@ -109,10 +114,10 @@ def npc_volunteers(request: HttpRequest, slug: str) -> HttpResponse:
         wanted = form.cleaned_data["volunteer"]
         if wanted is not None and wanted != user.pk:
             if not chronicle_access.is_staff(membership):
-                raise PermissionDenied("Only a storyteller may change someone else's place.")
+                raise PermissionDenied(_("Only a storyteller may change someone else's place."))
             on_list = {v.player_id: v.player for v in volunteers}
             if wanted not in on_list or form.cleaned_data["action"] == "join":
-                form.add_error(None, "Choose someone on the list; members join themselves.")
+                form.add_error(None, _("Choose someone on the list; members join themselves."))
             else:
                 player = on_list[wanted]
         if form.is_valid():
@@ -126,10 +131,8 @@ def npc_volunteers(request: HttpRequest, slug: str) -> HttpResponse:
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                name = "You" if player.pk == user.pk else player.get_username()
-                messages.success(
-                    request, VOLUNTEER_DONE[form.cleaned_data["action"]].format(name=name)
-                )
+                done = VOLUNTEER_DONE[form.cleaned_data["action"], player.pk == user.pk]
+                messages.success(request, _(done) % {"name": player.get_username()})
                 return redirect("npc_volunteers", slug=slug)
     status = 400 if form.is_bound else 200
     mine = next((v for v in volunteers if v.player_id == request.user.pk), None)

@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from chronicle import access as chronicle_access
@@ -125,7 +126,7 @@ def character_action(request: HttpRequest, slug: str, pk: int, action: str) -> H
     character = access.character_for_staff(membership, pk)
     form_class = ACTION_FORMS.get(action)
     if form_class is None:
-        raise Http404("No such action.")
+        raise Http404(_("No such action."))
     context = action_context(membership, character)
     form = form_class(request.POST, context=context)
     if form.is_valid():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
 from rest_framework import exceptions, mixins, serializers, status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -79,7 +80,7 @@ class GameSerializer(serializers.ModelSerializer):
 
     def validate_number(self, value: int) -> int:
         if isinstance(self.instance, Game) and value != self.instance.number:
-            raise serializers.ValidationError("A game's number cannot change.")
+            raise serializers.ValidationError(_("A game's number cannot change."))
         return value
 
 
@@ -191,7 +192,7 @@ class GameViewSet(
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # PATCH only: a PUT that left out a field would silently keep its old value.
         if not kwargs.get("partial"):
-            raise exceptions.MethodNotAllowed("PUT", "Use PATCH to change a game.")
+            raise exceptions.MethodNotAllowed("PUT", _("Use PATCH to change a game."))
         return super().update(request, *args, **kwargs)
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
@@ -254,8 +255,13 @@ class CycleViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
         closed = services.cycle_close(cycle=cycle, by=access.acting_user(request.user))
         cycle.refresh_from_db()
         if not closed:
+            already = {
+                "closed": _("This cycle is already closed."),
+                "resolved": _("This cycle is already resolved."),
+                "released": _("This cycle is already released."),
+            }
             return Response(
-                error_body("already_closed", f"This cycle is already {cycle.status}."),
+                error_body("already_closed", already.get(cycle.status, already["closed"])),
                 status=status.HTTP_409_CONFLICT,
             )
         return Response(CycleSerializer(cycle).data)
@@ -272,7 +278,7 @@ class TokenView(ObtainAuthToken):
             # locked; without this the client would see an ordinary "wrong password".
             if getattr(request, "axes_locked_out", False):
                 return Response(
-                    error_body("locked_out", "Too many failed log-ins; try again later."),
+                    error_body("locked_out", _("Too many failed log-ins; try again later.")),
                     status=status.HTTP_429_TOO_MANY_REQUESTS,
                 )
             raise

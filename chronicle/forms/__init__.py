@@ -6,6 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.formats import number_format
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from ..models import Game
@@ -18,12 +20,19 @@ class GameForm(forms.ModelForm):
         required=False,
         min_value=1,
         max_value=MAX_GAME_NUMBER,
-        help_text="Leave empty for the next number.",
+        help_text=_("Leave empty for the next number."),
+        label=_("Number"),
     )
 
     class Meta:
         model = Game
         fields = ["number", "date", "start_time", "place", "notes"]
+        labels = {
+            "date": _("Date"),
+            "start_time": _("Start time"),
+            "place": _("Place"),
+            "notes": _("Notes"),
+        }
         widgets = {
             "date": forms.DateInput(attrs={"type": "date"}),
             "start_time": forms.TimeInput(attrs={"type": "time"}),
@@ -31,10 +40,10 @@ class GameForm(forms.ModelForm):
         }
         error_messages = {
             "date": {
-                "invalid": "Enter the game's date as YYYY-MM-DD.",
-                "required": "A game needs a date.",
+                "invalid": _("Enter the game's date as YYYY-MM-DD."),
+                "required": _("A game needs a date."),
             },
-            "start_time": {"invalid": "Enter a time such as 19:30."},
+            "start_time": {"invalid": _("Enter a time such as 19:30.")},
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -96,10 +105,21 @@ def rule_section(rule: str) -> str:
     return rule.split("/")[0].split("-")[0].strip().upper()
 
 
+# The words of the settings that offer a choice of values (chronicle.rules.HouseRules).
+CHOICE_WORDS: dict[str, Any] = {
+    "double_cost": pgettext_lazy("Ventrue Herd", "double cost"),
+    "half_yield": pgettext_lazy("Ventrue Herd", "half yield"),
+}
+
+
 def _shown(value: object) -> str:
     """A setting's value as the page states it (a default, say)."""
     if isinstance(value, bool):
         return str(_("Yes") if value else _("No"))
+    if isinstance(value, str) and value in CHOICE_WORDS:
+        return str(CHOICE_WORDS[value])
+    if isinstance(value, Decimal | float):
+        return number_format(value)  # 0,5 in Italian and Catalan
     return str(value).replace("_", " ")
 
 
@@ -150,7 +170,8 @@ class HouseRulesForm(forms.Form):
             else:
                 low, high = setting_bounds(name)
                 field = forms.IntegerField(min_value=int(low), max_value=int(high or 1000))
-            field.label = meta["label"]
+            # The rules mark their labels with gettext_noop; the page speaks the reader's language.
+            field.label = gettext(meta["label"])
             field.initial = value
             # The rule ID, the default and the "changed" mark beside the field describe it.
             field.widget.attrs["aria-describedby"] = f"setting-{name}-meta"

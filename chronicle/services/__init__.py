@@ -41,7 +41,10 @@ def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
     """DT-01, in the chronicle's time zone, with its weeks-after-game setting."""
     if not EARLIEST_GAME <= game_date <= LATEST_GAME:
         raise ValidationError(
-            {"date": f"Pick a date between {EARLIEST_GAME.year} and {LATEST_GAME.year}."}
+            {
+                "date": gettext("Pick a date between %(first)s and %(last)s.")
+                % {"first": EARLIEST_GAME.year, "last": LATEST_GAME.year}
+            }
         )
     try:
         day = rules.downtime_deadline(
@@ -118,9 +121,19 @@ def game_create(
     if number is None:
         number = (Game.objects.filter(chronicle=chronicle).aggregate(m=Max("number"))["m"] or 0) + 1
     elif not 1 <= number <= MAX_GAME_NUMBER:
-        raise ValidationError({"number": f"A game number is from 1 to {MAX_GAME_NUMBER}."})
+        raise ValidationError(
+            {
+                "number": gettext("A game number is from 1 to %(highest)s.")
+                % {"highest": MAX_GAME_NUMBER}
+            }
+        )
     if Game.objects.filter(chronicle=chronicle, number=number).exists():
-        raise ValidationError({"number": f"There is already a game {number} in this chronicle."})
+        raise ValidationError(
+            {
+                "number": gettext("There is already a game %(number)s in this chronicle.")
+                % {"number": number}
+            }
+        )
     game = Game.objects.create(
         chronicle=chronicle,
         number=number,
@@ -155,8 +168,10 @@ def game_update(
         if cycle.status != CycleStatus.OPEN:
             raise ValidationError(
                 {
-                    "date": "The downtime after this game has already closed, so its date "
-                    "can no longer change."
+                    "date": gettext(
+                        "The downtime after this game has already closed, so its date "
+                        "can no longer change."
+                    )
                 }
             )
         game.date = date
@@ -199,18 +214,20 @@ def attendance_record(
     chronicle = game.chronicle
     if chronicle_today(chronicle, now) < game.date:
         raise ValidationError(
-            f"Game {game.number} is on {game.date:%A %d %B %Y}; attendance can be recorded "
-            "from that day on."
+            gettext("Game %(number)s is on %(day)s; attendance can be recorded from that day on.")
+            % {"number": game.number, "day": day_text(game.date)}
         )
     cycle = Cycle.objects.select_for_update().get(game=game)
     if cycle.status in (CycleStatus.RESOLVED, CycleStatus.RELEASED):
         raise ValidationError(
-            "This game's downtime has already been resolved; attendance decides its XP awards "
-            "(DT-04), so the sheet can no longer change."
+            gettext(
+                "This game's downtime has already been resolved; attendance decides its XP "
+                "awards (DT-04), so the sheet can no longer change."
+            )
         )
     player_ids = {line.player_id for line in lines}
     if len(player_ids) != len(lines):
-        raise ValidationError("Each player may appear only once on the sign-in sheet.")
+        raise ValidationError(gettext("Each player may appear only once on the sign-in sheet."))
     known = set(
         Membership.objects.filter(
             chronicle=chronicle, role=Role.PLAYER, user_id__in=player_ids
@@ -219,12 +236,14 @@ def attendance_record(
     strangers = player_ids - known
     if strangers:
         raise ValidationError(
-            "Only players of this chronicle can be signed in "
-            f"(not a player here: {', '.join(map(str, sorted(strangers)))})."
+            gettext("Only players of this chronicle can be signed in (not a player here: %(ids)s).")
+            % {"ids": ", ".join(map(str, sorted(strangers)))}
         )
     for line in lines:
         if line.waiver_signed and not line.attended:
-            raise ValidationError("A waiver can only be recorded for a player who attended.")
+            raise ValidationError(
+                gettext("A waiver can only be recorded for a player who attended.")
+            )
 
     existing = {a.player_id: a for a in Attendance.objects.filter(game=game)}
     absent = [line.player_id for line in lines if not line.attended and line.player_id in existing]
@@ -311,7 +330,7 @@ def cycle_close(*, cycle: Cycle, by: User | None, now: dt.datetime | None = None
 @transaction.atomic
 def membership_add(*, chronicle: Chronicle, user: User, role: str) -> Membership:
     if role not in Role.values:
-        raise ValidationError({"role": f"Unknown role {role!r}."})
+        raise ValidationError({"role": gettext("Unknown role %(role)s.") % {"role": repr(role)}})
     membership, _ = Membership.objects.update_or_create(
         chronicle=chronicle, user=user, defaults={"role": role}
     )

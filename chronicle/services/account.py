@@ -8,10 +8,12 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core import signing
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils.translation import gettext as _
+
+from ..models import MailKind, Profile
+from .mail import deliver
 
 EMAIL_CHANGE_SALT = "chronicle.account.email-change"
 EMAIL_CHANGE_MAX_AGE = 2 * 24 * 3600
@@ -40,9 +42,9 @@ def email_change_request(*, user: User, email: str) -> str:
         "account %(username)s:\n%(link)s\n\nIf you did not ask for this, ignore this e-mail."
     ) % {"email": email, "username": user.get_username(), "link": link}
     subject = _("Confirm your new e-mail address")
-    transaction.on_commit(
-        lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [email]), robust=True
-    )
+    # Logged and sent by a worker; never kept in the inbox: the link must prove the new address
+    # is read, so it goes to that address alone.
+    deliver(kind=MailKind.ACCOUNT, user=user, address=email, subject=subject, body=body)
     return token
 
 
@@ -88,3 +90,12 @@ def account_register(*, username: str, name: str, email: str, password: str) -> 
     except IntegrityError:
         raise ValidationError({"username": [_("That username is taken; pick another.")]}) from None
     return user
+
+
+@transaction.atomic
+def profile_language_set(*, user: User, language: str) -> Profile:
+    """Save the language `user` reads pages and e-mails in; "" leaves it to their browser."""
+    if language and language not in dict(settings.LANGUAGES):
+        raise ValidationError({"language": _("Choose one of the languages offered.")})
+    profile, _created = Profile.objects.update_or_create(user=user, defaults={"language": language})
+    return profile

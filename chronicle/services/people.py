@@ -17,24 +17,26 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from .. import access, signals
+from ..languages import saved_language_of
 from ..models import (
     Chronicle,
     Invitation,
+    MailKind,
     Membership,
     MembershipEvent,
     MembershipEventKind,
     Role,
 )
 from ..moments import moment_text
+from .mail import deliver
 
 # A new person may ask for a fresh link once a day, so the link cannot be used to flood the
 # storytellers' mailboxes.
@@ -147,10 +149,20 @@ def chronicle_start(
 
 
 def _send_invitation(invitation: Invitation, token: str, *, resend: bool = False) -> None:
-    """E-mail the link after commit; a mail server that is down leaves the invitation pending
-    (it can be resent) rather than turning the committed work into an error page."""
+    """E-mail the link from a worker after commit; a mail server that is down leaves a failed
+    row in the mail log, retried by the sweeper (and the invitation can be resent), rather than
+    turning the committed work into an error page."""
     if not invitation.email:
         return
+    # The invitee has no account and so no language yet: write in the inviter's, as saved, or
+    # as their page is (a troupe invites in the language it plays in).
+    with translation.override(
+        saved_language_of(invitation.invited_by) or translation.get_language()
+    ):
+        _send_invitation_in_language(invitation, token, resend=resend)
+
+
+def _send_invitation_in_language(invitation: Invitation, token: str, *, resend: bool) -> None:
     chronicle = invitation.chronicle
     inviter = invitation.invited_by
     inviter_name = (inviter.get_full_name() or inviter.get_username()) if inviter else ""
@@ -174,13 +186,14 @@ def _send_invitation(invitation: Invitation, token: str, *, resend: bool = False
     ]
     if resend:
         lines.insert(1, _("(This link replaces any earlier one, which no longer works.)"))
-    address = invitation.email
-    body = "\n".join(lines)
-
-    def deliver() -> None:
-        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [address])
-
-    transaction.on_commit(deliver, robust=True)
+    # No account, so no inbox: logged (the chronicle's mail log) and sent by a worker.
+    deliver(
+        kind=MailKind.INVITATION,
+        address=invitation.email,
+        chronicle=chronicle,
+        subject=subject,
+        body="\n".join(lines),
+    )
 
 
 def _expiry(now: dt.datetime) -> dt.datetime:
@@ -506,28 +519,43 @@ def invitation_renewal_request(*, token: str, now: dt.datetime | None = None) ->
     invitation.save(update_fields=["renewal_requested_at"])
     chronicle = invitation.chronicle
     admins = Membership.objects.filter(chronicle=chronicle, role=Role.ADMIN).select_related("user")
-    recipients = [m.user.email for m in admins if m.user.email]
+    recipients = [m.user for m in admins]
     inviter = invitation.invited_by
-    if inviter is not None and inviter.email and inviter.email not in recipients:
-        recipients.insert(0, inviter.email)
+    if inviter is not None and inviter not in recipients:
+        recipients.insert(0, inviter)
     if not recipients:
         return False
-    subject = _("%(email)s asks for a new invitation to %(chronicle)s") % {
-        "email": invitation.email or invitation.name,
-        "chronicle": chronicle.name,
-    }
-    body = _(
-        "The invitation of %(who)s to %(chronicle)s as %(role)s can no longer be used. "
-        "To send a new link, open the Invitations page:\n%(url)s"
-    ) % {
-        "who": invitation.name or invitation.email,
-        "chronicle": chronicle.name,
-        "role": _(invitation.role),
-        "url": settings.CHRONICLE_BASE_URL + reverse("invitation_list", args=[chronicle.slug]),
-    }
-    transaction.on_commit(
-        lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, recipients), robust=True
-    )
+    url = settings.CHRONICLE_BASE_URL + reverse("invitation_list", args=[chronicle.slug])
+
+    # Functions, so each storyteller reads it in their own language (deliver renders them).
+    def subject() -> str:
+        return _("%(email)s asks for a new invitation to %(chronicle)s") % {
+            "email": invitation.email or invitation.name,
+            "chronicle": chronicle.name,
+        }
+
+    def body() -> str:
+        return _(
+            "The invitation of %(who)s to %(chronicle)s as %(role)s can no longer be used. "
+            "To send a new link, open the Invitations page:\n%(url)s"
+        ) % {
+            "who": invitation.name or invitation.email,
+            "chronicle": chronicle.name,
+            "role": _(invitation.role),
+            "url": url,
+        }
+
+    # One notice each (their inbox, their choice of e-mail), keyed by the request's moment.
+    for recipient in recipients:
+        deliver(
+            kind=MailKind.RENEWAL,
+            user=recipient,
+            chronicle=chronicle,
+            key=f"renewal:{invitation.pk}:{now.isoformat()}:{recipient.pk}",
+            subject=subject,
+            body=body,
+            now=now,
+        )
     return True
 
 

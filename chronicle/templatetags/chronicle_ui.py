@@ -15,7 +15,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from ..moments import DAY_FORMAT, MOMENT_FORMAT, moment_text, zone_of
+from ..moments import day_format, moment_format, moment_text, zone_of
+from ..stored_text import stored_text
 
 __all__ = ["moment_text"]
 
@@ -32,11 +33,11 @@ def when(value: dt.datetime | dt.date | None, where: Any = None) -> SafeString |
         return ""
     if not isinstance(value, dt.datetime):
         return format_html(
-            '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, DAY_FORMAT)
+            '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, day_format())
         )
     local = value.astimezone(zone_of(where))
     return format_html(
-        '<time datetime="{}">{}</time>', local.isoformat(), date_format(local, MOMENT_FORMAT)
+        '<time datetime="{}">{}</time>', local.isoformat(), date_format(local, moment_format())
     )
 
 
@@ -48,8 +49,15 @@ def day(value: dt.datetime | dt.date | None, where: Any = None) -> SafeString | 
     if isinstance(value, dt.datetime):
         value = value.astimezone(zone_of(where)).date()
     return format_html(
-        '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, DAY_FORMAT)
+        '<time datetime="{}">{}</time>', value.isoformat(), date_format(value, day_format())
     )
+
+
+@register.filter
+def stored(value: str | None) -> str:
+    """`{{ entry.reason|stored }}`: a sentence kept in English in the database (a ledger's
+    reason), in the reader's language (chronicle.stored_text); typed text stays as typed."""
+    return stored_text(value or "")
 
 
 # The navigation, grouped by role (issue 12): each entry is its label, the page it opens and
@@ -74,6 +82,7 @@ ADMIN_NAV: list[NavEntry] = [
     (_("Votes and XP"), "vote_tally", ("vote_",)),
     (_("People"), "people", ("people", "invitation_", "member_", "import_")),
     (_("Settings"), "house_rules", ("house_rules", "chronicle_export", "style_guide")),
+    (_("Mail log"), "mail_log", ("mail_log",)),
 ]
 
 
@@ -118,3 +127,15 @@ def cycle_badge(cycle: Any) -> dict[str, Any]:
     Today is the chronicle's (chronicle pages render in its zone), so no query is needed."""
     not_started = cycle.status == "open" and cycle.game.date > timezone.localdate()
     return {"cycle": cycle, "not_started": not_started}
+
+
+@register.inclusion_tag("components/inbox_link.html", takes_context=True)
+def inbox_link(context: template.Context) -> dict[str, Any]:
+    """The header's link to the inbox with its unread count, which chronicle.backends loads
+    with the user (no query of its own)."""
+    from ..services.mail import unread_count
+
+    request = context.get("request")
+    match = getattr(request, "resolver_match", None)
+    current = match is not None and match.url_name in ("inbox", "message_detail")
+    return {"count": unread_count(request) if request is not None else 0, "current": current}

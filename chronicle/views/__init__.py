@@ -126,7 +126,7 @@ def game_edit(request: HttpRequest, slug: str, number: int) -> HttpResponse:
         except ValidationError as exc:
             form.add_error(None, exc)
         else:
-            messages.success(request, f"Game {game.number} saved.")
+            messages.success(request, _("Game %(number)s saved.") % {"number": game.number})
             return redirect("game_detail", slug=slug, number=game.number)
     return chronicle_page(
         request,
@@ -165,7 +165,9 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
             ticked = {pid: (f"attended-{pid}" in post, f"waiver-{pid}" in post) for pid in ids}
             shown = {pid: post.get(f"was-{pid}", shown[pid]) for pid in ids}
         else:
-            messages.success(request, f"Sign-in sheet of game {game.number} saved.")
+            messages.success(
+                request, _("Sign-in sheet of game %(number)s saved.") % {"number": game.number}
+            )
             return redirect("game_sign_in", slug=slug, number=number)
     rows = [
         {
@@ -217,9 +219,9 @@ def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     cycle = access.cycle_for_edit(membership, number)
     if services.cycle_close(cycle=cycle, by=access.acting_user(request.user)):
-        messages.success(request, "The cycle is closed; submissions are locked.")
+        messages.success(request, _("The cycle is closed; submissions are locked."))
     else:
-        messages.info(request, "This cycle was already closed.")
+        messages.info(request, _("This cycle was already closed."))
     return redirect("cycle_detail", slug=slug, number=number)
 
 
@@ -262,7 +264,7 @@ def house_rule_reset(request: HttpRequest, slug: str) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("house_rules", slug=slug)
-    label = HOUSE_RULE_FIELDS[name].metadata["label"]
+    label = _(HOUSE_RULE_FIELDS[name].metadata["label"])
     if reset:
         messages.success(request, _("“%(label)s” is back to its default.") % {"label": label})
     else:
@@ -299,12 +301,12 @@ def _wants_json(request: HttpRequest) -> bool:
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _wants_json(request):
-        return json_error(request, "not_found", "Not found.", 404)
+        return json_error(request, "not_found", _("Not found."), 404)
     return render(request, "404.html", status=404)
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    message = str(exception) if exception and str(exception) else "You may not do this."
+    message = str(exception) if exception and str(exception) else _("You may not do this.")
     if _wants_json(request):
         return json_error(request, "permission_denied", message, 403)
     return render(request, "403.html", {"message": message}, status=403)
@@ -312,15 +314,15 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     if _wants_json(request):
-        return json_error(request, "bad_request", "The request could not be understood.", 400)
+        return json_error(request, "bad_request", _("The request could not be understood."), 400)
     return render(request, "400.html", status=400)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if _wants_json(request):
-        return json_error(request, "server_error", "Something went wrong on our side.", 500)
+        return json_error(request, "server_error", _("Something went wrong on our side."), 500)
     return render(request, "500.html", status=500)
 
 
 def api_not_found(request: HttpRequest, rest: str) -> JsonResponse:
-    return json_error(request, "not_found", "No such endpoint.", 404)
+    return json_error(request, "not_found", _("No such endpoint."), 404)

@@ -30,10 +30,11 @@ from ..forms.people import (
 )
 from ..models import Role
 from ..services import account as account_services
+from ..services import calendar as calendar_services
 from ..services import people as services
 from . import chronicle_page
 
-LOGIN_BACKEND = "django.contrib.auth.backends.ModelBackend"
+LOGIN_BACKEND = "chronicle.backends.ModelBackend"
 
 
 def _refused(form: Any, exc: ValidationError) -> None:
@@ -338,6 +339,7 @@ def account(request: HttpRequest) -> HttpResponse:
             "email_form": email_form,
             "account_memberships": list(access.memberships_of(user).order_by("chronicle__name")),
             "may_start": services.may_start_chronicle(user),
+            "calendar_feeds": calendar_services.feeds_of(user),
         },
         status=400 if request.method == "POST" and bound else 200,
     )
@@ -358,7 +360,7 @@ def account_email_confirm(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
     if not settings.CHRONICLE_OPEN_REGISTRATION:
-        raise Http404("Sign-up is by invitation.")
+        raise Http404(_("Sign-up is by invitation."))
     form = AcceptNewForm(request.POST or None)
     email_form = InvitationAddressForm(request.POST or None)
     if request.method == "POST" and form.is_valid() and email_form.is_valid():

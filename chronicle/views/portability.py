@@ -7,6 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils.http import content_disposition_header
+from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
@@ -23,7 +24,7 @@ def _admin_job(
     access.require_admin(membership)
     job = export_jobs.export_job_for(membership.chronicle, job_id)
     if job is None:
-        raise Http404("No such export.")
+        raise Http404(_("No such export."))
     return membership, job
 
 
@@ -50,11 +51,11 @@ def chronicle_export_status(request: HttpRequest, slug: str, job: str) -> HttpRe
 def chronicle_export_download(request: HttpRequest, slug: str, job: str) -> FileResponse:
     membership, found = _admin_job(request, slug, job)
     if not found.done:
-        raise Http404("This export is not ready.")
+        raise Http404(_("This export is not ready."))
     try:
         stream = export_jobs.export_job_file(found).open("rb")
     except OSError:
-        raise Http404("This export is no longer on the server.") from None
+        raise Http404(_("This export is no longer on the server.")) from None
     return FileResponse(
         stream,
         as_attachment=True,

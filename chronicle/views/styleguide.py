@@ -3,6 +3,8 @@ page is built from parts."""
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -26,6 +28,8 @@ def style_guide(request: HttpRequest, slug: str) -> HttpResponse:
         "chronicle/style_guide.html",
         membership,
         swatches=SWATCHES,
+        # An XP amount as the tables show one: a number, so each language writes it its way.
+        sample_xp=Decimal("12.5"),
         now=timezone.now(),
         cycle=access.cycles_visible_to(membership).select_related("game").first(),
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -192,6 +193,10 @@ class OutcomeSerializer(serializers.ModelSerializer):
         help_text="The XP the release pays: the override's, else the computed one."
     )
     override = serializers.SerializerMethodField()
+    # In the request's language (downtimes.wording); the English is what the columns keep.
+    title = serializers.CharField(source="localized_title", read_only=True)
+    explanation = serializers.CharField(source="localized_explanation", read_only=True)
+    public_text = serializers.CharField(source="localized_public_text", read_only=True)
 
     class Meta:
         model = Outcome
@@ -220,7 +225,7 @@ class OutcomeSerializer(serializers.ModelSerializer):
         return overrides.get((outcome.step, outcome.subject))
 
     def get_step_label(self, outcome: Outcome) -> str:
-        return STEP_LABELS.get(outcome.step, outcome.step)
+        return str(STEP_LABELS.get(outcome.step, outcome.step))
 
     @extend_schema_field(serializers.DecimalField(max_digits=6, decimal_places=1, allow_null=True))
     def get_effective_xp(self, outcome: Outcome) -> Any:
@@ -268,7 +273,7 @@ class ResultSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_step_label(self, outcome: Outcome) -> str:
-        return STEP_LABELS.get(outcome.step, outcome.step)
+        return str(STEP_LABELS.get(outcome.step, outcome.step))
 
     def get_text(self, outcome: Outcome) -> str:
         overrides = self.context.get("overrides", {}).get(outcome.cycle_id, {})
@@ -286,7 +291,7 @@ def _game_number(value: Any) -> int:
     # isdecimal, not isdigit: int() refuses "²"; cycle_for bounds the number.
     if isinstance(value, str) and value.isdecimal():
         return int(value)
-    raise Http404("No such cycle.")
+    raise Http404(gettext("No such cycle."))
 
 
 class _StaffOnly(_InChronicle):
@@ -343,7 +348,11 @@ class ResolutionViewSet(
         if not pipeline.cycle_close_now(cycle=cycle, by=chronicle_access.acting_user(request.user)):
             cycle.refresh_from_db(fields=["status"])
             return Response(
-                error_body("already_closed", f"This cycle is already {cycle.status}."),
+                error_body(
+                    "already_closed",
+                    gettext("This cycle is already %(status)s.")
+                    % {"status": cycle.get_status_display().lower()},
+                ),
                 status=status.HTTP_409_CONFLICT,
             )
         return Response(self._data(cycle))
@@ -400,7 +409,9 @@ class ResolutionViewSet(
         body.is_valid(raise_exception=True)
         if cycle.status == CycleStatus.RELEASED:
             return Response(
-                error_body("already_released", "The results of this cycle are already released."),
+                error_body(
+                    "already_released", gettext("The results of this cycle are already released.")
+                ),
                 status=status.HTTP_409_CONFLICT,
             )
         key = body.validated_data.get("key")
@@ -412,7 +423,9 @@ class ResolutionViewSet(
                 return Response(
                     error_body(
                         "plan_changed",
-                        "The preview changed since this release plan was read; read it again.",
+                        gettext(
+                            "The preview changed since this release plan was read; read it again."
+                        ),
                     ),
                     status=status.HTTP_409_CONFLICT,
                 )
@@ -435,7 +448,9 @@ class ResolutionViewSet(
             )
         if not released:
             return Response(
-                error_body("already_released", "The results of this cycle are already released."),
+                error_body(
+                    "already_released", gettext("The results of this cycle are already released.")
+                ),
                 status=status.HTTP_409_CONFLICT,
             )
         return Response(self._data(cycle))
@@ -478,10 +493,10 @@ class OutcomeViewSet(
     def get_object(self) -> Outcome:
         pk = int(self.kwargs["pk"])
         if not 0 < pk <= MAX_ID:
-            raise Http404("No such outcome.")
+            raise Http404(gettext("No such outcome."))
         outcome = self.get_queryset().filter(pk=pk).first()
         if outcome is None:
-            raise Http404("No such outcome.")
+            raise Http404(gettext("No such outcome."))
         return outcome
 
     def get_serializer_context(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, viewsets
@@ -152,7 +153,7 @@ class DeskItemViewSet(
         elif isinstance(number, str) and number.isdecimal():
             game = int(number)
         else:
-            raise Http404("No such cycle.")
+            raise Http404(gettext("No such cycle."))
         return chronicle_access.cycle_for(self.membership, game)
 
     def _filters(self) -> DeskFilterForm:
@@ -181,10 +182,10 @@ class DeskItemViewSet(
     def get_object(self) -> DeskItem:
         pk = int(self.kwargs["pk"])
         if not 0 < pk <= MAX_ID:
-            raise Http404("No such desk item.")
+            raise Http404(gettext("No such desk item."))
         item = self.get_queryset().filter(pk=pk).first()
         if item is None:
-            raise Http404("No such desk item.")
+            raise Http404(gettext("No such desk item."))
         return item
 
     @extend_schema(parameters=FILTER_PARAMETERS)
@@ -209,7 +210,11 @@ class DeskItemViewSet(
             assignee = next((m.user for m in staff if m.user_id == data["assignee"]), None)
             if assignee is None:
                 raise serializers.ValidationError(
-                    {"assignee": "Only a storyteller or admin of this chronicle can take an item."}
+                    {
+                        "assignee": gettext(
+                            "Only a storyteller or admin of this chronicle can take an item."
+                        )
+                    }
                 )
         services.desk_item_update(
             item=item,
@@ -269,7 +274,7 @@ class DeskItemViewSet(
         ).first()
         if character is None:
             raise serializers.ValidationError(
-                {"character": "No character of this chronicle has that id."}
+                {"character": gettext("No character of this chronicle has that id.")}
             )
         item, created = services.at_game_request_record(
             cycle=cycle,

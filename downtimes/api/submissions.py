@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -47,11 +48,11 @@ def _actable_structure(membership: Membership, action: str, structure_id: int) -
         structures = structures.filter(pk__in=own)
     structure = structures.first()
     if structure is None:
-        raise serializers.ValidationError({"target_structure": UNKNOWN_HAVEN})
+        raise serializers.ValidationError({"target_structure": gettext(UNKNOWN_HAVEN)})
     return structure
 
 
-UNKNOWN_LENDER = "Ask this lender for the loan first (INF-03)."
+UNKNOWN_LENDER = gettext_noop("Ask this lender for the loan first (INF-03).")
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -252,10 +253,10 @@ class SubmissionViewSet(
             .first()
         )
         if character is None:
-            raise serializers.ValidationError({"character": "No such character."})
+            raise serializers.ValidationError({"character": gettext("No such character.")})
         cycle = current_downtime(self.membership.chronicle, open_only=False)
         if cycle is None:
-            raise serializers.ValidationError("No game has been played yet (DT-01).")
+            raise serializers.ValidationError(gettext("No game has been played yet (DT-01)."))
         submission = services.submission_for_edit(
             character=character, cycle=cycle, by=chronicle_access.acting_user(request.user)
         )
@@ -306,7 +307,7 @@ class SubmissionViewSet(
                 .first()
             )
             if loan is None:
-                raise serializers.ValidationError({"lender": UNKNOWN_LENDER})
+                raise serializers.ValidationError({"lender": gettext(UNKNOWN_LENDER)})
             lender = loan.lender
         item = services.influence_action_add(
             submission=submission,
@@ -331,7 +332,7 @@ class SubmissionViewSet(
         body.is_valid(raise_exception=True)
         item = submission.items.filter(pk=body.validated_data["item"]).first()
         if item is None:
-            raise serializers.ValidationError({"item": "No such item."})
+            raise serializers.ValidationError({"item": gettext("No such item.")})
         item = services.item_withdraw(item=item, by=chronicle_access.acting_user(request.user))
         return Response(ItemSerializer(item).data)
 

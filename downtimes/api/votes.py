@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -37,7 +38,7 @@ def _cycle(membership: Any, raw: str | None) -> Cycle | None:
         return ordered.exclude(status="open").first() or ordered.first()
     # isdecimal, not isdigit: int() refuses "²"; cycle_for bounds the number.
     if not raw.isdecimal():
-        raise Http404("No such cycle.")
+        raise Http404(gettext("No such cycle."))
     return chronicle_access.cycle_for(membership, int(raw))
 
 
@@ -110,7 +111,7 @@ class VoteTallyViewSet(_InChronicle, viewsets.GenericViewSet):
         chronicle_access.require_admin(self.membership)
         cycle = _cycle(self.membership, request.query_params.get("cycle"))
         if cycle is None:
-            raise Http404("No downtime cycle yet.")
+            raise Http404(gettext("No downtime cycle yet."))
         return Response(VoteTallySerializer(services.tally_for(cycle=cycle)).data)
 
 
@@ -177,7 +178,7 @@ class ReportPickViewSet(
         pk = int(self.kwargs["pk"])
         pick = self.get_queryset().filter(pk=pk).first() if 0 < pk <= MAX_ID else None
         if pick is None:
-            raise Http404("No such pick.")
+            raise Http404(gettext("No such pick."))
         return pick
 
     def _out(self, pick: ReportPick, code: int = 200) -> Response:
@@ -204,7 +205,7 @@ class ReportPickViewSet(
         ).first()
         if submission is None:
             raise serializers.ValidationError(
-                {"submission": "No submitted downtime of this chronicle has that id."}
+                {"submission": gettext("No submitted downtime of this chronicle has that id.")}
             )
         pick = services.report_pick(
             submission=submission,

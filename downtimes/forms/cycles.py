@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from ..models import Outcome
 
@@ -15,7 +16,10 @@ from ..models import Outcome
 # database would refuse it with an error instead of a sentence.
 MAX_XP = Decimal("9999.5")
 NOTE_MAX = 2000
-FOUND_CHOICES = [("yes", "Yes: the search finds its target"), ("no", "No: it finds nothing")]
+FOUND_CHOICES = [
+    ("yes", _("Yes: the search finds its target")),
+    ("no", _("No: it finds nothing")),
+]
 
 
 class OutcomeOverrideForm(forms.Form):
@@ -23,25 +27,25 @@ class OutcomeOverrideForm(forms.Form):
     whether a search finds its target (`found`), by what the outcome allows."""
 
     xp = forms.DecimalField(
-        label="XP to pay",
+        label=_("XP to pay"),
         min_value=Decimal(0),
         max_value=MAX_XP,
         max_digits=6,
         required=False,
-        help_text="In steps of 0.5.",
+        help_text=_("In steps of 0.5."),
         widget=forms.NumberInput(attrs={"step": "0.5", "min": "0"}),
     )
     found = forms.ChoiceField(
-        label="Does the search find its target?",
+        label=_("Does the search find its target?"),
         choices=FOUND_CHOICES,
         required=False,
         widget=forms.RadioSelect,
     )
     note = forms.CharField(
-        label="Why (kept with the change)",
+        label=_("Why (kept with the change)"),
         max_length=NOTE_MAX,
         widget=forms.Textarea(attrs={"rows": 2}),
-        error_messages={"required": "Say why you change this outcome; the note is kept."},
+        error_messages={"required": _("Say why you change this outcome; the note is kept.")},
     )
 
     def __init__(self, *args: Any, outcome: Outcome, **kwargs: Any) -> None:
@@ -52,11 +56,11 @@ class OutcomeOverrideForm(forms.Form):
         if outcome.overridable == "xp":
             del self.fields["found"]
             self.fields["xp"].required = True
-            self.fields["xp"].error_messages["required"] = "Give the XP this award should pay."
+            self.fields["xp"].error_messages["required"] = _("Give the XP this award should pay.")
         elif outcome.overridable == "found":
             del self.fields["xp"]
             self.fields["found"].required = True
-            self.fields["found"].error_messages["required"] = (
+            self.fields["found"].error_messages["required"] = _(
                 "Say whether the search finds its target."
             )
         else:

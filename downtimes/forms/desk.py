@@ -11,6 +11,8 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from characters.models import INFLUENCE_CHOICES, Approval, Character, Status
 from chronicle.access import STAFF_ROLES
@@ -20,7 +22,7 @@ from ..models import ActionKind, DeskItem, DeskStatus, ItemKind
 from ..services.desk import DESCRIPTION_MAX
 
 MAX_POINTS = 100
-ANY = [("", "any")]
+ANY = [("", pgettext_lazy("filter", "any"))]
 
 
 def new_key() -> str:
@@ -50,22 +52,22 @@ class DeskFilterForm(forms.Form):
     acting character, and a target's words (a target character's or structure's name, or the
     free-text target)."""
 
-    kind = forms.ChoiceField(label="Type", choices=ANY + ItemKind.choices, required=False)
-    action = forms.ChoiceField(label="Action", choices=ANY + ActionKind.choices, required=False)
-    status = forms.ChoiceField(label="Status", choices=ANY + DeskStatus.choices, required=False)
-    assignee = forms.ChoiceField(label="Assignee", required=False)
+    kind = forms.ChoiceField(label=_("Type"), choices=ANY + ItemKind.choices, required=False)
+    action = forms.ChoiceField(label=_("Action"), choices=ANY + ActionKind.choices, required=False)
+    status = forms.ChoiceField(label=_("Status"), choices=ANY + DeskStatus.choices, required=False)
+    assignee = forms.ChoiceField(label=_("Assignee"), required=False)
     character = _CharacterLabel(
-        label="Character", queryset=Character.objects.none(), required=False
+        label=_("Character"), queryset=Character.objects.none(), required=False
     )
-    target = forms.CharField(label="Target", max_length=120, required=False)
+    target = forms.CharField(label=_("Target"), max_length=120, required=False)
 
     def __init__(self, *args: Any, membership: Membership, staff: list[Membership], **kw: Any):
         super().__init__(*args, **kw)
         self.membership = membership
         self.fields["assignee"].choices = [  # type: ignore[attr-defined]
-            ("", "anyone"),
-            ("me", "me"),
-            ("none", "nobody"),
+            ("", _("anyone")),
+            ("me", _("me")),
+            ("none", _("nobody")),
             *_staff_choices(staff),
         ]
         self.fields["character"].queryset = Character.objects.filter(  # type: ignore[attr-defined]
@@ -123,26 +125,26 @@ class DeskFilterForm(forms.Form):
 
 
 class DeskItemForm(forms.Form):
-    status = forms.ChoiceField(label="Status", choices=DeskStatus.choices)
-    assignee = forms.ChoiceField(label="Assignee", required=False)
+    status = forms.ChoiceField(label=_("Status"), choices=DeskStatus.choices)
+    assignee = forms.ChoiceField(label=_("Assignee"), required=False)
     st_notes = forms.CharField(
-        label="Storyteller notes",
+        label=_("Storyteller notes"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="Private to the storytellers: never shown to the player.",
+        help_text=_("Private to the storytellers: never shown to the player."),
     )
     result = forms.CharField(
-        label="Result for the player",
+        label=_("Result for the player"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text="The player reads it once the results are released.",
+        help_text=_("The player reads it once the results are released."),
     )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     def __init__(self, *args: Any, staff: list[Membership], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["assignee"].choices = [  # type: ignore[attr-defined]
-            ("", "nobody"),
+            ("", _("nobody")),
             *_staff_choices(staff),
         ]
 
@@ -160,13 +162,13 @@ class DeskItemForm(forms.Form):
 class AssignForm(forms.Form):
     """From a desk row: take the item ("me") or give it to a storyteller."""
 
-    assignee = forms.ChoiceField(label="Assign to")
+    assignee = forms.ChoiceField(label=_("Assign to"))
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     def __init__(self, *args: Any, staff: list[Membership], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["assignee"].choices = [  # type: ignore[attr-defined]
-            ("me", "me"),
+            ("me", _("me")),
             *_staff_choices(staff),
         ]
 
@@ -179,8 +181,8 @@ class AssignForm(forms.Form):
 
 class BulkApproveForm(forms.Form):
     confirm = forms.BooleanField(
-        label="Yes, approve every undecided item the filters show",
-        error_messages={"required": "Tick the box to confirm the bulk approval."},
+        label=_("Yes, approve every undecided item the filters show"),
+        error_messages={"required": _("Tick the box to confirm the bulk approval.")},
     )
 
 
@@ -193,20 +195,24 @@ class ReminderForm(forms.Form):
 
 
 class AtGameRequestForm(forms.Form):
-    character = _CharacterLabel(label="Character", queryset=Character.objects.none())
+    character = _CharacterLabel(label=_("Character"), queryset=Character.objects.none())
     action = forms.ChoiceField(
-        label="Request", choices=ActionKind.choices, initial=ActionKind.LEAVE_CITY
+        label=_("Request"), choices=ActionKind.choices, initial=ActionKind.LEAVE_CITY
     )
     influence = forms.ChoiceField(
-        label="Influence", choices=[("", "none")] + INFLUENCE_CHOICES, required=False
+        label=_("Influence"),
+        choices=[("", pgettext_lazy("influence", "none")), *INFLUENCE_CHOICES],
+        required=False,
     )
-    points = forms.IntegerField(label="Points", min_value=0, max_value=MAX_POINTS, initial=0)
+    points = forms.IntegerField(label=_("Points"), min_value=0, max_value=MAX_POINTS, initial=0)
     description = forms.CharField(
-        label="What was asked", max_length=DESCRIPTION_MAX, widget=forms.Textarea(attrs={"rows": 3})
+        label=_("What was asked"),
+        max_length=DESCRIPTION_MAX,
+        widget=forms.Textarea(attrs={"rows": 3}),
     )
     requested_at = forms.DateTimeField(
-        label="Asked at",
-        help_text="The chronicle's time; the storyteller signs and time-stamps it (INF-04).",
+        label=_("Asked at"),
+        help_text=_("The chronicle's time; the storyteller signs and time-stamps it (INF-04)."),
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M"),
     )
     key = forms.CharField(widget=forms.HiddenInput, max_length=64)

@@ -8,8 +8,8 @@ from django import forms
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from characters import rules as character_rules
 from characters.forms.purchases import PurchaseForm
+from characters.models import INFLUENCE_CHOICES as CHARACTER_INFLUENCE_CHOICES
 from characters.models import Character
 from havens.models import Structure
 
@@ -18,7 +18,8 @@ from ..models import ActionKind, PowerKind
 from ..plain_words import without_rule_ids
 from ..services.votes_cast import Cast
 
-INFLUENCE_CHOICES = [(name, name.title()) for name in character_rules.INFLUENCE_TYPES]
+# The influence types in words (characters.models labels them, translated).
+INFLUENCE_CHOICES = list(CHARACTER_INFLUENCE_CHOICES)
 TEXTAREA = {"rows": 3}
 
 
@@ -66,30 +67,30 @@ class KeyedForm(forms.Form):
 
 
 class InfluenceActionForm(KeyedForm):
-    action = forms.ChoiceField(label="What the influence does", choices=ActionKind.choices)
-    influence = forms.ChoiceField(label="Influence type", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=50, initial=1)
+    action = forms.ChoiceField(label=_("What the influence does"), choices=ActionKind.choices)
+    influence = forms.ChoiceField(label=_("Influence type"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=50, initial=1)
     target_structure = forms.ModelChoiceField(
-        label="Haven",
+        label=_("Haven"),
         queryset=Structure.objects.none(),
         required=False,
-        help_text="For building, repairing (your havens) or attacking (havens you found).",
+        help_text=_("For building, repairing (your havens) or attacking (havens you found)."),
     )
     target_name = forms.CharField(
-        label="Target character (their name)",
+        label=_("Target character (their name)"),
         max_length=120,
         required=False,
-        help_text="For a search, an attack on someone's influence or an investigation.",
+        help_text=_("For a search, an attack on someone's influence or an investigation."),
     )
-    target_text = forms.CharField(label="Other target", max_length=300, required=False)
+    target_text = forms.CharField(label=_("Other target"), max_length=300, required=False)
     description = forms.CharField(
-        label="Description", required=False, widget=forms.Textarea(attrs=TEXTAREA)
+        label=_("Description"), required=False, widget=forms.Textarea(attrs=TEXTAREA)
     )
     lender = forms.ModelChoiceField(
-        label="Borrowed from",
+        label=_("Borrowed from"),
         queryset=Character.objects.none(),
         required=False,
-        help_text="Only lenders you asked below; their points count once they confirm (INF-03).",
+        help_text=_("Only lenders you asked below; their points count once they confirm (INF-03)."),
     )
 
     def __init__(
@@ -117,9 +118,9 @@ class LoanForm(forms.Form):
         super().__init__(*args, **kwargs)
         plain(self)
 
-    lender_name = forms.CharField(label="Lender (their character's name)", max_length=120)
-    influence = forms.ChoiceField(label="Influence type", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=50, initial=1)
+    lender_name = forms.CharField(label=_("Lender (their character's name)"), max_length=120)
+    influence = forms.ChoiceField(label=_("Influence type"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=50, initial=1)
 
 
 class DowntimePurchaseForm(PurchaseForm):
@@ -149,16 +150,18 @@ class PowerForm(KeyedForm):
         super().__init__(*args, **kwargs)
         plain(self)
 
-    power = forms.ChoiceField(label="Kind of power", choices=PowerKind.choices)
+    power = forms.ChoiceField(label=_("Kind of power"), choices=PowerKind.choices)
     target_name = forms.CharField(
-        label="Target character, if any",
+        label=_("Target character, if any"),
         max_length=120,
         required=False,
-        help_text="Only Conditioning, requests to a thrall and torpor holds may touch another "
-        "character (DIS-09).",
+        help_text=_(
+            "Only Conditioning, requests to a thrall and torpor holds may touch another "
+            "character (DIS-09)."
+        ),
     )
     description = forms.CharField(
-        label="What you do", widget=forms.Textarea(attrs=TEXTAREA), required=True
+        label=_("What you do"), widget=forms.Textarea(attrs=TEXTAREA), required=True
     )
 
 

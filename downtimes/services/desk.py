@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from functools import partial
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from characters.models import (
     Approval,
@@ -32,20 +33,21 @@ from chronicle.access import STAFF_ROLES
 from chronicle.models import Cycle, Membership
 from chronicle.moments import moment_text
 
+from .. import ledger_words
 from ..models import ActionKind, DeskItem, DeskStatus, ItemKind, Submission, SubmissionStatus
 
-STALE_VERSION = (
+STALE_VERSION = gettext_noop(
     "Another storyteller changed this item while you were editing; here is their version."
 )
 # Bulk approval moves only items no ST has decided yet: it never overturns a rejection or
 # reopens a resolved item.
 UNDECIDED = (DeskStatus.NEW, DeskStatus.IN_PROGRESS, DeskStatus.NEEDS_INFO)
-WITHDRAWN = (
+WITHDRAWN = gettext_noop(
     "The player withdrew this item and its points were refunded: its status can no longer change."
 )
 # The XP purchase itself is decided on the purchase queue: approving its desk row would leave
 # the purchase pending while the desk said "approved".
-PURCHASE_ELSEWHERE = "Sign off XP purchases on the purchase queue (XP-01)."
+PURCHASE_ELSEWHERE = gettext_noop("Sign off XP purchases on the purchase queue (XP-01).")
 PURCHASE_DECISIONS = (DeskStatus.APPROVED, DeskStatus.REJECTED)
 DESCRIPTION_MAX = 4000
 
@@ -99,12 +101,15 @@ def desk_item_update(
     now = now or timezone.now()
     locked = DeskItem.objects.select_for_update().select_related("cycle").get(pk=item.pk)
     if locked.version != version:
-        raise ValidationError({"version": STALE_VERSION})
+        raise ValidationError({"version": gettext(STALE_VERSION)})
     changes: dict[str, object] = {}
     if status is not None:
         if status not in DeskStatus.values:
             raise ValidationError(
-                {"status": f"Choose one of {', '.join(DeskStatus.values)} for the status."}
+                {
+                    "status": gettext("Choose one of %(choices)s for the status.")
+                    % {"choices": ", ".join(DeskStatus.values)}
+                }
             )
         changes["status"] = status
     if unassign:
@@ -112,7 +117,11 @@ def desk_item_update(
     elif assignee is not None:
         if not staff_of(locked.cycle, assignee):
             raise ValidationError(
-                {"assignee": "Only a storyteller or admin of this chronicle can take an item."}
+                {
+                    "assignee": gettext(
+                        "Only a storyteller or admin of this chronicle can take an item."
+                    )
+                }
             )
         changes["assignee_id"] = assignee.pk
     if st_notes is not None:
@@ -124,9 +133,9 @@ def desk_item_update(
         return locked
     if "status" in changes:
         if locked.withdrawn_at is not None:
-            raise ValidationError({"status": WITHDRAWN})
+            raise ValidationError({"status": gettext(WITHDRAWN)})
         if locked.kind == ItemKind.PURCHASE and changes["status"] in PURCHASE_DECISIONS:
-            raise ValidationError({"status": PURCHASE_ELSEWHERE})
+            raise ValidationError({"status": gettext(PURCHASE_ELSEWHERE)})
     if locked.released_at is not None and ("status" in changes or "result" in changes):
         changes["released_at"] = None
     for name, value in changes.items():
@@ -155,7 +164,12 @@ def desk_bulk_update(
     another cycle in `items` or `ids` are ignored. Returns {"updated": n, "skipped": m}.
     """
     if status not in DeskStatus.values:
-        raise ValidationError({"status": f"Choose one of {', '.join(DeskStatus.values)}."})
+        raise ValidationError(
+            {
+                "status": gettext("Choose one of %(choices)s.")
+                % {"choices": ", ".join(DeskStatus.values)}
+            }
+        )
     if (items is None) == (ids is None):
         raise ValueError("Pass either items or ids.")
     now = now or timezone.now()
@@ -209,22 +223,32 @@ def at_game_request_record(
     if existing is not None:
         return existing, False
     if character.chronicle_id != cycle.chronicle_id:
-        raise ValidationError({"character": "No character of this chronicle has that id."})
+        raise ValidationError({"character": gettext("No character of this chronicle has that id.")})
     if action not in ActionKind.values:
-        raise ValidationError({"action": f"Choose one of {', '.join(ActionKind.values)}."})
+        raise ValidationError(
+            {
+                "action": gettext("Choose one of %(choices)s.")
+                % {"choices": ", ".join(ActionKind.values)}
+            }
+        )
     description = description.strip()
     if not description:
         raise ValidationError(
-            {"description": "Say what the character asked for: the ST signs it (INF-04)."}
+            {"description": gettext("Say what the character asked for: the ST signs it (INF-04).")}
         )
     if len(description) > DESCRIPTION_MAX:
         raise ValidationError(
-            {"description": f"Keep the request under {DESCRIPTION_MAX} characters."}
+            {
+                "description": gettext("Keep the request under %(max)s characters.")
+                % {"max": DESCRIPTION_MAX}
+            }
         )
     if points < 0:
-        raise ValidationError({"points": "Points cannot be negative (INF-03)."})
+        raise ValidationError({"points": gettext("Points cannot be negative (INF-03).")})
     if points and not influence:
-        raise ValidationError({"influence": "Say which influence the points come from (INF-03)."})
+        raise ValidationError(
+            {"influence": gettext("Say which influence the points come from (INF-03).")}
+        )
     spend = None
     if points:
         spend, _ = influence_spend(
@@ -232,7 +256,7 @@ def at_game_request_record(
             cycle=cycle,
             influence=influence,
             points=points,
-            reason=f"At the game: {ActionKind(action).label}",
+            reason=ledger_words.AT_GAME_ACTION % {"action": ledger_words.action_label(action)},
             key=f"desk:{item_key}"[:120],
             actor=by,
             moment=SpendMoment.GAME,
@@ -279,6 +303,21 @@ def not_submitted(*, cycle: Cycle) -> QuerySet[Character]:
     )
 
 
+def _reminder_subject(character: Character) -> str:
+    return gettext("Your downtime for %(name)s is not in yet") % {"name": character.name}
+
+
+def _reminder_body(cycle: Cycle, character: Character) -> str:
+    return gettext(
+        "The storytellers have not received %(name)s's downtime for the cycle after game "
+        "%(number)s. The deadline is %(deadline)s."
+    ) % {
+        "name": character.name,
+        "number": cycle.game.number,
+        "deadline": moment_text(cycle.deadline_at, cycle.chronicle),
+    }
+
+
 def reminder_mail(
     *,
     cycle: Cycle,
@@ -295,22 +334,12 @@ def reminder_mail(
     sent = 0
     with transaction.atomic():
         for character in not_submitted(cycle=cycle).filter(pk__in=ids):
+            # Worded by the mail service in the player's language (callables), not the ST's.
             sent += notify(
                 character=character,
                 key=f"dt-desk-reminder:{cycle.pk}:{character.pk}:{day}",
-                subject=gettext("Your downtime for %(name)s is not in yet")
-                % {"name": character.name},
-                body=(
-                    gettext(
-                        "The storytellers have not received %(name)s's downtime for the "
-                        "cycle after game %(number)s. The deadline is %(deadline)s."
-                    )
-                    % {
-                        "name": character.name,
-                        "number": cycle.game.number,
-                        "deadline": moment_text(cycle.deadline_at, cycle.chronicle),
-                    }
-                ),
+                subject=partial(_reminder_subject, character),
+                body=partial(_reminder_body, cycle, character),
                 now=now,
             )
     return sent

@@ -45,6 +45,7 @@ from typing import Any, NamedTuple
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils.translation import gettext_noop
 
 from characters.models import Character
 from chronicle.models import Cycle
@@ -68,7 +69,6 @@ from havens.models import (
     SearchResult,
     SearchStatus,
     Structure,
-    StructureKind,
     StructureStatus,
 )
 from havens.services import resolution
@@ -79,6 +79,7 @@ from havens.services.searches import (
 )
 
 from ..models import Outcome, OutcomeOverride
+from ..wording import Phrase, joined, label, phrase, stored, worded
 
 # Changes a player asked for themselves: they read how it went.
 REQUESTED_CHANGES = {ChangeKind.TRANSFER, ChangeKind.WILL, ChangeKind.FORSAKE, ChangeKind.ABSENCE}
@@ -255,39 +256,49 @@ class _Run:
     def name(self, character_id: int | None) -> str:
         return self.names.get(character_id or 0, "someone")
 
+    def said(self, character_id: int | None) -> str | Phrase:
+        """A character's name in a text: "someone" (in the reader's words) when unknown."""
+        return self.names.get(character_id or 0) or phrase(gettext_noop("someone"))
+
     def named(self, character_ids: Iterable[int]) -> list[str]:
         """Characters in a value by name, not id: the same month played on two databases (the
         fault tests' digests) gives the same values."""
         return sorted(self.name(pk) for pk in character_ids)
 
-    def who(self, character_ids: Iterable[int]) -> str:
-        return ", ".join(sorted(self.name(pk) for pk in character_ids)) or "nobody"
+    def who(self, character_ids: Iterable[int]) -> str | Phrase:
+        return ", ".join(sorted(self.name(pk) for pk in character_ids)) or phrase(
+            gettext_noop("nobody")
+        )
 
     def add(
         self,
         step: str,
         subject: str,
         *,
-        title: str,
-        explanation: str,
+        title: Phrase,
+        explanation: Phrase,
         value: Mapping[str, Any],
         character: int | None = None,
-        public_text: str = "",
+        public_text: Phrase | None = None,
         readers: Iterable[int] = (),
         overridable: str = "",
     ) -> None:
+        """One outcome; its texts are phrases (downtimes.wording), kept in English too."""
+        texts = {"title": title, "explanation": explanation}
+        if public_text is not None:
+            texts["public_text"] = public_text
+        fields = worded(**texts)
+        fields["title"] = fields["title"][:200]
         self.outcomes.append(
             Outcome(
                 step=step,
                 subject=subject,
                 character_id=character,
                 player_id=self.players.get(character) if character else None,
-                title=title[:200],
-                explanation=explanation,
-                public_text=public_text,
                 value=_canon(value),
                 readers=sorted(set(readers)),
                 overridable=overridable,
+                **fields,
             )
         )
 
@@ -357,25 +368,24 @@ def _changes(run: _Run, step: str) -> None:
     )
     for change in rows:
         run.seen.add(change.pk)
-        structure = change.structure.name
-        kind, status = change.get_kind_display(), change.get_status_display()
-        by = f" by {run.name(change.from_character_id)}" if change.from_character_id else ""
-        to = (
-            f" to {run.name(change.to_character_id)}"
-            if change.to_character_id
-            else (f" to “{change.to_name}”" if change.to_name else "")
-        )
-        public, readers = "", []
+        words: dict[str, Any] = {
+            "haven": change.structure.name,
+            "kind": label("change_kind", change.kind),
+            "status": label("change_status", change.status, lower=True),
+            "outcome": stored(change.outcome),
+        }
+        public: Phrase | None = None
+        readers: list[int] = []
         if change.kind in REQUESTED_CHANGES and change.from_character_id:
             # The owner who asked (or forsook by absence) reads the outcome, which names only
             # the recipient they named themselves.
-            public = f"{kind} of {structure}: {status.lower()}. {change.outcome}".strip()
+            public = phrase(gettext_noop("%(kind)s of %(haven)s: %(status)s. %(outcome)s"), **words)
             readers = [change.from_character_id]
         run.add(
             step,
             _change_subject(run, change),
-            title=f"{structure}: {kind} — {status.lower()}",
-            explanation=f"{kind} of {structure}{by}{to}: {status.lower()}. {change.outcome}",
+            title=phrase(gettext_noop("%(haven)s: %(kind)s — %(status)s"), **words),
+            explanation=_change_explanation(run, change, words),
             value={
                 "kind": change.kind,
                 "status": change.status,
@@ -387,6 +397,42 @@ def _changes(run: _Run, step: str) -> None:
             public_text=public,
             readers=readers,
         )
+
+
+def _change_explanation(run: _Run, change: OwnershipChange, words: dict[str, Any]) -> Phrase:
+    """Who gave to whom, as far as the change says: one whole sentence per case."""
+    by = run.said(change.from_character_id) if change.from_character_id else None
+    to = run.said(change.to_character_id) if change.to_character_id else None
+    named = change.to_name if to is None and change.to_name else None
+    if by is not None and to is not None:
+        return phrase(
+            gettext_noop("%(kind)s of %(haven)s by %(by)s to %(to)s: %(status)s. %(outcome)s"),
+            by=by,
+            to=to,
+            **words,
+        )
+    if by is not None and named is not None:
+        return phrase(
+            gettext_noop("%(kind)s of %(haven)s by %(by)s to “%(to)s”: %(status)s. %(outcome)s"),
+            by=by,
+            to=named,
+            **words,
+        )
+    if by is not None:
+        return phrase(
+            gettext_noop("%(kind)s of %(haven)s by %(by)s: %(status)s. %(outcome)s"), by=by, **words
+        )
+    if to is not None:
+        return phrase(
+            gettext_noop("%(kind)s of %(haven)s to %(to)s: %(status)s. %(outcome)s"), to=to, **words
+        )
+    if named is not None:
+        return phrase(
+            gettext_noop("%(kind)s of %(haven)s to “%(to)s”: %(status)s. %(outcome)s"),
+            to=named,
+            **words,
+        )
+    return phrase(gettext_noop("%(kind)s of %(haven)s: %(status)s. %(outcome)s"), **words)
 
 
 def _havens(run: _Run, step: str, before: _State, after: _State) -> None:
@@ -409,11 +455,18 @@ def _havens(run: _Run, step: str, before: _State, after: _State) -> None:
     for sid, pk in gained:
         haven = after.havens[sid]
         how = after.owners[sid][pk]
-        line = f"{run.name(pk)} now owns {haven.name} ({OwnershipHow(how).label})."
+        line = phrase(
+            gettext_noop("%(name)s now owns %(haven)s (%(how)s)."),
+            name=run.said(pk),
+            haven=haven.name,
+            how=label("ownership_how", OwnershipHow(how).value),
+        )
         run.add(
             step,
             f"owner:{sid}:{pk}",
-            title=f"{run.name(pk)} now owns {haven.name}",
+            title=phrase(
+                gettext_noop("%(name)s now owns %(haven)s"), name=run.said(pk), haven=haven.name
+            ),
             explanation=line,
             value={"owner": True, "how": how},
             character=pk,
@@ -433,11 +486,28 @@ def _havens(run: _Run, step: str, before: _State, after: _State) -> None:
     for sid, pk in lost:
         haven = after.havens[sid]
         reason = why.get((sid, pk), "")
-        line = f"{run.name(pk)} no longer owns {haven.name}: {reason or 'ownership ended.'}"
+        line = (
+            phrase(
+                gettext_noop("%(name)s no longer owns %(haven)s: %(why)s"),
+                name=run.said(pk),
+                haven=haven.name,
+                why=stored(reason),
+            )
+            if reason
+            else phrase(
+                gettext_noop("%(name)s no longer owns %(haven)s: ownership ended."),
+                name=run.said(pk),
+                haven=haven.name,
+            )
+        )
         run.add(
             step,
             f"owner:{sid}:{pk}",
-            title=f"{run.name(pk)} no longer owns {haven.name}",
+            title=phrase(
+                gettext_noop("%(name)s no longer owns %(haven)s"),
+                name=run.said(pk),
+                haven=haven.name,
+            ),
             explanation=line,
             value={"owner": False, "why": reason},
             character=pk,
@@ -455,26 +525,52 @@ def _haven_status(
     owners_before: set[int],
     owners_after: set[int],
 ) -> None:
-    status = StructureStatus(haven.status).label
-    explanation = (
-        f"{StructureKind(haven.kind).label} {haven.name}: "
-        f"{StructureStatus(was.status).label.lower()} → {status.lower()}"
-    )
+    words: dict[str, Any] = {
+        "haven": haven.name,
+        "kind": label("structure_kind", haven.kind),
+        "was": label("structure_status", was.status, lower=True),
+        "status": label("structure_status", haven.status, lower=True),
+        "owners": run.who(owners_before),
+    }
     if haven.status == StructureStatus.DESTROYED:
-        cause = DestroyedBy(haven.destroyed_by).label if haven.destroyed_by else "destroyed"
-        explanation += f" ({cause}: {haven.destroyed_note})"
-        public = f"{haven.name} was destroyed: {cause}."
-        if haven.destroyed_by == DestroyedBy.INFLUENCE_ATTACK:
-            public += " What was inside survives; its owners must find or build a new haven."
-    elif haven.status == StructureStatus.STANDING:
-        public = f"{haven.name} is built and now stands (HAV-02)."
+        words["cause"] = (
+            label("destroyed_by", haven.destroyed_by)
+            if haven.destroyed_by
+            else phrase(gettext_noop("destroyed"))
+        )
+        explanation = phrase(
+            gettext_noop(
+                "%(kind)s %(haven)s: %(was)s → %(status)s (%(cause)s: %(note)s); owners before: "
+                "%(owners)s."
+            ),
+            note=stored(haven.destroyed_note),
+            **words,
+        )
+        public = (
+            phrase(
+                gettext_noop(
+                    "%(haven)s was destroyed: %(cause)s. What was inside survives; its owners "
+                    "must find or build a new haven."
+                ),
+                **words,
+            )
+            if haven.destroyed_by == DestroyedBy.INFLUENCE_ATTACK
+            else phrase(gettext_noop("%(haven)s was destroyed: %(cause)s."), **words)
+        )
     else:
-        public = f"{haven.name}: {status.lower()}."
-    explanation += f"; owners before: {run.who(owners_before)}."
+        explanation = phrase(
+            gettext_noop("%(kind)s %(haven)s: %(was)s → %(status)s; owners before: %(owners)s."),
+            **words,
+        )
+        public = (
+            phrase(gettext_noop("%(haven)s is built and now stands (HAV-02)."), **words)
+            if haven.status == StructureStatus.STANDING
+            else phrase(gettext_noop("%(haven)s: %(status)s."), **words)
+        )
     run.add(
         step,
         f"haven:{sid}",
-        title=f"{haven.name}: {status.lower()}",
+        title=phrase(gettext_noop("%(haven)s: %(status)s"), **words),
         explanation=explanation,
         value={
             "status": haven.status,
@@ -490,16 +586,27 @@ def _haven_status(
 # --- Construction and repairs (HAV-02, HAV-10..24) ---------------------------------------------
 
 
-def _what(project: _Project) -> str:
-    def label(kind: str) -> str:
-        return kind.replace("_", " ")
-
+def _what(project: _Project) -> Phrase | dict[str, Any]:
+    """What a project builds, as a part of a sentence."""
     if project.kind == ProjectKind.REPAIR:
-        return f"the repair of a {label(project.repair_kind or 'attribute')}"
-    name = label(project.attribute_kind).capitalize()
+        if not project.repair_kind:
+            return phrase(gettext_noop("the repair of an attribute"))
+        return phrase(
+            gettext_noop("the repair of a %(attribute)s"),
+            attribute=label("attribute", project.repair_kind, lower=True),
+        )
+    name = label("attribute", project.attribute_kind)
     if project.attribute_kind in haven_rules.POINTS_PER_UNIT:
-        return f"{name} ({project.quantity} points)"
-    return f"{name} × {project.quantity}" if project.quantity > 1 else name
+        return phrase(
+            gettext_noop("%(attribute)s (%(quantity)s points)"),
+            attribute=name,
+            quantity=project.quantity,
+        )
+    if project.quantity > 1:
+        return phrase(
+            gettext_noop("%(attribute)s × %(quantity)s"), attribute=name, quantity=project.quantity
+        )
+    return name
 
 
 def _projects(run: _Run, step: str, before: _State, after: _State) -> None:
@@ -510,29 +617,40 @@ def _projects(run: _Run, step: str, before: _State, after: _State) -> None:
         if was is None or (was.status, was.held_reason) == (project.status, project.held_reason):
             continue
         haven = after.havens.get(project.structure_id)
-        name = haven.name if haven else "a haven"
-        what = _what(project)
-        rule = (
-            "HAV-24"
-            if project.kind == ProjectKind.REPAIR
-            else haven_rules.ATTRIBUTE_RULE_IDS.get(project.attribute_kind, "HAV-02")
-        )
+        words: dict[str, Any] = {
+            "haven": haven.name if haven else phrase(gettext_noop("a haven")),
+            "what": _what(project),
+            "status": label("project_status", project.status, lower=True),
+            "reason": stored(project.held_reason),
+            "rule": (
+                "HAV-24"
+                if project.kind == ProjectKind.REPAIR
+                else haven_rules.ATTRIBUTE_RULE_IDS.get(project.attribute_kind, "HAV-02")
+            ),
+        }
         readers: Iterable[int] = after.owners.get(project.structure_id, {})
         if project.status == ProjectStatus.DONE:
-            line = f"{name}: {what} is done ({rule})."
+            line = phrase(gettext_noop("%(haven)s: %(what)s is done (%(rule)s)."), **words)
         elif project.status == ProjectStatus.CANCELLED:
-            line = f"{name}: {what} is cancelled. {project.held_reason}".strip()
+            line = (
+                phrase(gettext_noop("%(haven)s: %(what)s is cancelled. %(reason)s"), **words)
+                if project.held_reason
+                else phrase(gettext_noop("%(haven)s: %(what)s is cancelled."), **words)
+            )
             readers = [project.requested_by]
         elif project.held_reason:
-            line = (
-                f"{name}: {what} is paid for but waits for the storytellers. {project.held_reason}"
+            line = phrase(
+                gettext_noop(
+                    "%(haven)s: %(what)s is paid for but waits for the storytellers. %(reason)s"
+                ),
+                **words,
             )
         else:
-            line = f"{name}: {what} is {ProjectStatus(project.status).label.lower()}."
+            line = phrase(gettext_noop("%(haven)s: %(what)s is %(status)s."), **words)
         run.add(
             step,
             f"project:{pk}",
-            title=f"{name}: {what} — {ProjectStatus(project.status).label.lower()}",
+            title=phrase(gettext_noop("%(haven)s: %(what)s — %(status)s"), **words),
             explanation=line,
             value={
                 "status": project.status,
@@ -557,22 +675,39 @@ def _lost_finds(run: _Run, step: str, after: _State) -> None:
         if haven is None or (sid, pk) in run.lost_seen:
             continue
         run.lost_seen.add((sid, pk))
-        cause = (
-            "the haven is mobile and moved (HAV-25b)"
-            if step == "mobile_havens"
-            else "the haven was destroyed"
-            if haven.status == StructureStatus.DESTROYED
-            else "the find was cleared"
-        )
+        words = {"name": run.said(pk), "haven": haven.name, "location": haven.location}
+        if step == "mobile_havens":
+            explanation = phrase(
+                gettext_noop(
+                    "%(name)s no longer knows where %(haven)s is: the haven is mobile and moved "
+                    "(HAV-25b)."
+                ),
+                **words,
+            )
+        elif haven.status == StructureStatus.DESTROYED:
+            explanation = phrase(
+                gettext_noop(
+                    "%(name)s no longer knows where %(haven)s is: the haven was destroyed."
+                ),
+                **words,
+            )
+        else:
+            explanation = phrase(
+                gettext_noop("%(name)s no longer knows where %(haven)s is: the find was cleared."),
+                **words,
+            )
         run.add(
             step,
             f"lost:{sid}:{pk}",
-            title=f"{run.name(pk)} loses the find of {haven.name}",
-            explanation=f"{run.name(pk)} no longer knows where {haven.name} is: {cause}.",
+            title=phrase(gettext_noop("%(name)s loses the find of %(haven)s"), **words),
+            explanation=explanation,
             value={"find": False},
             character=pk,
-            public_text=(
-                f"{run.name(pk)} no longer knows where the haven at {haven.location} is (HAV-25b)."
+            public_text=phrase(
+                gettext_noop(
+                    "%(name)s no longer knows where the haven at %(location)s is (HAV-25b)."
+                ),
+                **words,
             ),
             readers=[pk],
         )
@@ -608,7 +743,21 @@ def _searches(run: _Run, search_ids: list[int], before: _State, after: _State) -
     for search_id, search in searches.items():
         crew = crews[search_id]
         members = [pk for pk, _, _ in crew]
-        who = ", ".join(f"{run.name(pk)} ({points} {influence})" for pk, influence, points in crew)
+        who: Phrase | dict[str, Any] = (
+            joined(
+                [
+                    phrase(
+                        gettext_noop("%(name)s (%(points)s %(influence)s)"),
+                        name=run.said(pk),
+                        points=points,
+                        influence=label("influence", influence, lower=True),
+                    )
+                    for pk, influence, points in crew
+                ]
+            )
+            if crew
+            else phrase(gettext_noop("Nobody"))
+        )
         for result in results[search_id]:
             sid = result.structure_id
             finders = (
@@ -616,14 +765,26 @@ def _searches(run: _Run, search_ids: list[int], before: _State, after: _State) -
                 if result.found
                 else []
             )
-            verdict = "found" if result.found else "not found"
+            words = {
+                "who": who,
+                "target": search.target_name,
+                "haven": result.structure.name,
+                "result": stored(result.explanation),
+            }
             run.add(
                 "searches",
                 f"search:{search_id}:{sid}",
-                title=f"Search for {search.target_name}: {result.structure.name} {verdict}",
-                explanation=(
-                    f"{who or 'Nobody'} searched for {search.target_name}'s havens. "
-                    f"{result.structure.name}: {result.explanation} (HAV-25b)."
+                title=phrase(
+                    gettext_noop("Search for %(target)s: %(haven)s found")
+                    if result.found
+                    else gettext_noop("Search for %(target)s: %(haven)s not found"),
+                    **words,
+                ),
+                explanation=phrase(
+                    gettext_noop(
+                        "%(who)s searched for %(target)s's havens. %(haven)s: %(result)s (HAV-25b)."
+                    ),
+                    **words,
                 ),
                 value={
                     "spent": result.spent,
@@ -639,10 +800,27 @@ def _searches(run: _Run, search_ids: list[int], before: _State, after: _State) -
         run.add(
             "searches",
             f"search:{search_id}",
-            title=f"Search for {search.target_name}: resolved",
+            title=phrase(
+                gettext_noop("Search for %(target)s: resolved"), target=search.target_name
+            ),
             explanation=(
-                f"{who or 'Nobody'} searched for {search.target_name}'s havens: "
-                + (search.explanation or f"{len(tested)} tested, {found} found (HAV-25b).")
+                phrase(
+                    gettext_noop("%(who)s searched for %(target)s's havens: %(reason)s"),
+                    who=who,
+                    target=search.target_name,
+                    reason=stored(search.explanation),
+                )
+                if search.explanation
+                else phrase(
+                    gettext_noop(
+                        "%(who)s searched for %(target)s's havens: %(tested)s tested, %(found)s "
+                        "found (HAV-25b)."
+                    ),
+                    who=who,
+                    target=search.target_name,
+                    tested=len(tested),
+                    found=found,
+                )
             ),
             value={
                 "tested": len(tested),
@@ -652,9 +830,12 @@ def _searches(run: _Run, search_ids: list[int], before: _State, after: _State) -
                 "explanation": search.explanation,
             },
             character=search.created_by_id,
-            public_text=(
-                f"The search for {search.target_name}'s havens is resolved: the places it "
-                "found, if any, are listed on your searches page (HAV-25b)."
+            public_text=phrase(
+                gettext_noop(
+                    "The search for %(target)s's havens is resolved: the places it found, if "
+                    "any, are listed on your searches page (HAV-25b)."
+                ),
+                target=search.target_name,
             ),
             readers=members,
         )
@@ -677,23 +858,51 @@ def _attacks(run: _Run, attack_ids: list[int], before: _State, after: _State) ->
     for attack in attacks:
         sid, structure = attack.structure_id, attack.structure
         was = before.havens.get(sid)
+        words = {
+            "name": run.said(attack.attacker_id),
+            "haven": structure.name,
+            "location": structure.location,
+            "points": attack.points,
+            "influence": label("influence", attack.influence, lower=True),
+            "result": stored(attack.explanation),
+        }
         if was is None or was.status != StructureStatus.STANDING or sid in gone:
-            fate = "the haven no longer stood"
+            public = phrase(
+                gettext_noop(
+                    "The influence attack (%(points)s %(influence)s) on the haven at "
+                    "%(location)s: the haven no longer stood (HAV-25c)."
+                ),
+                **words,
+            )
         elif attack.destroyed:
             gone.add(sid)
-            fate = "the haven was destroyed"
+            public = phrase(
+                gettext_noop(
+                    "The influence attack (%(points)s %(influence)s) on the haven at "
+                    "%(location)s: the haven was destroyed (HAV-25c)."
+                ),
+                **words,
+            )
         else:
-            fate = "the haven still stands"
+            public = phrase(
+                gettext_noop(
+                    "The influence attack (%(points)s %(influence)s) on the haven at "
+                    "%(location)s: the haven still stands (HAV-25c)."
+                ),
+                **words,
+            )
             if attack.resistance_after != attack.resistance_before:  # a mobile haven is immune
                 span = lowered.setdefault(sid, [attack.resistance_before or 0, 0])
                 span[1] = attack.resistance_after or 0
         run.add(
             "influence_attacks",
             f"attack:{attack.pk}",
-            title=f"{run.name(attack.attacker_id)}'s influence attack on {structure.name}",
-            explanation=(
-                f"{run.name(attack.attacker_id)} attacked {structure.name} with {attack.points} "
-                f"{attack.influence}: {attack.explanation}"
+            title=phrase(gettext_noop("%(name)s's influence attack on %(haven)s"), **words),
+            explanation=phrase(
+                gettext_noop(
+                    "%(name)s attacked %(haven)s with %(points)s %(influence)s: %(result)s"
+                ),
+                **words,
             ),
             value={
                 "points": attack.points,
@@ -702,10 +911,7 @@ def _attacks(run: _Run, attack_ids: list[int], before: _State, after: _State) ->
                 "destroyed": attack.destroyed,
             },
             character=attack.attacker_id,
-            public_text=(
-                f"The influence attack ({attack.points} {attack.influence}) on the haven at "
-                f"{structure.location}: {fate} (HAV-25c)."
-            ),
+            public_text=public,
             readers=[attack.attacker_id],
         )
     for sid, (high, low) in sorted(lowered.items()):
@@ -713,16 +919,27 @@ def _attacks(run: _Run, attack_ids: list[int], before: _State, after: _State) ->
         if haven is None or sid in gone or haven.status != StructureStatus.STANDING:
             continue
         owners = set(before.owners.get(sid, {}))
-        line = (
-            f"{haven.name} was the target of influence attacks: its influence resistance fell "
-            f"from {high} to {low} (HAV-25c)."
-        )
+        figures = {"haven": haven.name, "high": high, "low": low, "owners": run.who(owners)}
         run.add(
             "influence_attacks",
             f"attacked:{sid}",
-            title=f"{haven.name}: influence resistance {high} → {low}",
-            explanation=f"{line} Owners: {run.who(owners)}.",
+            title=phrase(
+                gettext_noop("%(haven)s: influence resistance %(high)s → %(low)s"), **figures
+            ),
+            explanation=phrase(
+                gettext_noop(
+                    "%(haven)s was the target of influence attacks: its influence resistance fell "
+                    "from %(high)s to %(low)s (HAV-25c). Owners: %(owners)s."
+                ),
+                **figures,
+            ),
             value={"resistance_before": high, "resistance_after": low},
-            public_text=line,
+            public_text=phrase(
+                gettext_noop(
+                    "%(haven)s was the target of influence attacks: its influence resistance fell "
+                    "from %(high)s to %(low)s (HAV-25c)."
+                ),
+                **figures,
+            ),
             readers=owners,
         )

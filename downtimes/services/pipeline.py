@@ -34,13 +34,17 @@ from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils import timezone, translation
+from django.utils.functional import lazy
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, ngettext
 
 from characters.models import Character, InfluenceSpend, Notification, SpendMoment, XpEntry, XpKind
 from characters.services.sweepers import torpor_holds_sweep
-from chronicle.models import Cycle, CycleStatus, CycleTransition, Membership
+from chronicle.models import Cycle, CycleStatus, CycleTransition, MailKind, Membership
+from chronicle.services.mail import deliver, languages_of
 
+from .. import ledger_words
 from ..models import (
     ChunkStatus,
     Outcome,
@@ -76,6 +80,7 @@ OUTCOME_FIELDS = [
     "title",
     "explanation",
     "public_text",
+    "texts",
     "xp",
     "value",
     "readers",
@@ -91,7 +96,7 @@ def _require_staff(cycle: Cycle, by: User | None) -> None:
     if by is None:
         return  # the deadline task and the sweeper act for the chronicle
     if not staff_of(cycle, by):
-        raise PermissionDenied("Only the chronicle's storytellers may run its downtime.")
+        raise PermissionDenied(gettext("Only the chronicle's storytellers may run its downtime."))
 
 
 def _lock_cycle(cycle: Cycle | int) -> Cycle:
@@ -183,10 +188,14 @@ def cycle_resolve(
     _require_staff(cycle, by)
     if cycle.status == CycleStatus.OPEN:
         raise ValidationError(
-            "The cycle is still open: close it first, so that submissions are locked (DT-10)."
+            gettext(
+                "The cycle is still open: close it first, so that submissions are locked (DT-10)."
+            )
         )
     if cycle.status == CycleStatus.RELEASED:
-        raise ValidationError("The cycle's results are already released; nothing to resolve.")
+        raise ValidationError(
+            gettext("The cycle's results are already released; nothing to resolve.")
+        )
     ResolutionRun.objects.filter(cycle=cycle, status=RunStatus.RUNNING).update(
         status=RunStatus.SUPERSEDED, finished_at=now
     )
@@ -450,7 +459,7 @@ class Progress:
         return self.run is not None and self.run.status == RunStatus.RUNNING
 
 
-STEP_LABELS = {step.name: f"{step.label} ({step.rule})" for step in STEPS}
+STEP_LABELS = {step.name: format_lazy("{} ({})", step.label, step.rule) for step in STEPS}
 
 
 def progress_of(
@@ -461,7 +470,7 @@ def progress_of(
     steps = [
         StepProgress(
             name=step.name,
-            label=STEP_LABELS[step.name],
+            label=str(STEP_LABELS[step.name]),
             done=counts.get(step.name, (0, 0))[0],
             total=counts.get(step.name, (0, 0))[1],
         )
@@ -488,13 +497,25 @@ def run_progress(*, cycle: Cycle) -> Progress:
         .annotate(total=Count("pk"), done=Count("pk", filter=Q(status=ChunkStatus.DONE)))
     }
     errors = [
-        f"{STEP_LABELS.get(step, step)}, chunk {number + 1}: "
-        + (
-            f"failed {attempts} times and stopped: {error}. Correct what it names and "
-            "resolve again."
+        (
+            ngettext(
+                "%(step)s, chunk %(chunk)s: failed %(attempts)s time and stopped: %(error)s. "
+                "Correct what it names and resolve again.",
+                "%(step)s, chunk %(chunk)s: failed %(attempts)s times and stopped: %(error)s. "
+                "Correct what it names and resolve again.",
+                attempts,
+            )
             if status == ChunkStatus.FAILED
-            else f"failed ({error}); it is tried again within a minute."
+            else gettext(
+                "%(step)s, chunk %(chunk)s: failed (%(error)s); it is tried again within a minute."
+            )
         )
+        % {
+            "step": STEP_LABELS.get(step, step),
+            "chunk": number + 1,
+            "attempts": attempts,
+            "error": error,
+        }
         for step, number, status, attempts, error in StepChunk.objects.filter(run=run)
         .exclude(error="")
         .order_by("position", "number")
@@ -534,22 +555,26 @@ def outcome_override(
     cycle = _lock_cycle(outcome.cycle_id)
     _require_staff(cycle, by)
     if cycle.status == CycleStatus.RELEASED:
-        raise ValidationError("The results are released; record a correction instead.")
+        raise ValidationError(gettext("The results are released; record a correction instead."))
     note = note.strip()
     if not note:
-        raise ValidationError({"note": "Say why you change this outcome; the note is kept."})
+        raise ValidationError(
+            {"note": gettext("Say why you change this outcome; the note is kept.")}
+        )
     if outcome.overridable == "xp":
         if xp is None:
-            raise ValidationError({"xp": "Give the XP this award should pay."})
+            raise ValidationError({"xp": gettext("Give the XP this award should pay.")})
         if xp < 0 or xp * 2 != int(xp * 2):
-            raise ValidationError({"xp": "XP is paid in steps of 0.5, from 0 up."})
+            raise ValidationError({"xp": gettext("XP is paid in steps of 0.5, from 0 up.")})
         found = None
     elif outcome.overridable == "found":
         if found is None:
-            raise ValidationError({"found": "Say whether the search finds its target."})
+            raise ValidationError({"found": gettext("Say whether the search finds its target.")})
         xp = None
     else:
-        raise ValidationError("This outcome cannot be overridden; change its inputs instead.")
+        raise ValidationError(
+            gettext("This outcome cannot be overridden; change its inputs instead.")
+        )
     override, _ = OutcomeOverride.objects.update_or_create(
         cycle=cycle,
         step=outcome.step,
@@ -564,7 +589,7 @@ def outcome_override_remove(*, outcome: Outcome, by: User) -> bool:
     cycle = _lock_cycle(outcome.cycle_id)
     _require_staff(cycle, by)
     if cycle.status == CycleStatus.RELEASED:
-        raise ValidationError("The results are released; record a correction instead.")
+        raise ValidationError(gettext("The results are released; record a correction instead."))
     deleted, _ = OutcomeOverride.objects.filter(
         cycle=cycle, step=outcome.step, subject=outcome.subject
     ).delete()
@@ -623,10 +648,14 @@ class PreviewChanged(ValidationError):
 # --- Release ---------------------------------------------------------------------------------
 
 
-STALE_PREVIEW = (
-    "Something changed since the preview was computed ({what}); resolve the cycle again and "
-    "review the new preview before releasing."
-)
+def _stale_preview(what: str) -> ValidationError:
+    return ValidationError(
+        gettext(
+            "Something changed since the preview was computed (%(what)s); resolve the cycle "
+            "again and review the new preview before releasing."
+        )
+        % {"what": what}
+    )
 
 
 RECHECKED_STEPS = ("no_downtime", "awards")
@@ -639,12 +668,15 @@ def _recheck(cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> None:
     STs reviewed. A step's error (a ballot the rules refuse) blocks the release too."""
     for o in outcomes:
         if "error" in o.value:
-            raise ValidationError(f"{o.title}: {o.value['error']} Fix it and resolve again.")
+            raise ValidationError(
+                gettext("%(title)s: %(error)s Fix it and resolve again.")
+                % {"title": o.localized_title, "error": o.value["error"]}
+            )
     run = (
         ResolutionRun.objects.filter(cycle=cycle, status=RunStatus.DONE).order_by("-number").first()
     )
     if run is None:
-        raise ValidationError(STALE_PREVIEW.format(what="no finished resolution"))
+        raise _stale_preview(gettext("no finished resolution"))
 
     def key(o: Outcome) -> tuple[str | None, Any]:
         return (None if o.xp is None else str(_quantized(o.xp)), o.value)
@@ -657,8 +689,8 @@ def _recheck(cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> None:
     for subject in sorted(set(fresh) | set(previewed)):
         was, now_is = previewed.get(subject), fresh.get(subject)
         if was is None or now_is is None or was[1] != now_is[1]:
-            title = (was or now_is)[0].title  # type: ignore[index]
-            raise ValidationError(STALE_PREVIEW.format(what=f"“{title}”"))
+            title = (was or now_is)[0].localized_title  # type: ignore[index]
+            raise _stale_preview(f"“{title}”")
 
 
 def _quantized(xp: Decimal) -> Decimal:
@@ -690,14 +722,18 @@ def cycle_release(
         return False
     if cycle.status != CycleStatus.RESOLVED:
         raise ValidationError(
-            "There is no finished preview to release: close the cycle and resolve it first."
+            gettext(
+                "There is no finished preview to release: close the cycle and resolve it first."
+            )
         )
     # Checked under the cycle's lock: an override saved by another ST after the confirmation
     # was read must not be released unseen.
     if expected_key is not None and release_key(cycle=cycle) != tuple(expected_key):
         raise PreviewChanged(
-            "The preview changed since this confirmation was shown: read what the release will "
-            "do again before releasing."
+            gettext(
+                "The preview changed since this confirmation was shown: read what the release "
+                "will do again before releasing."
+            )
         )
     release_check_unfinished(
         cycle=cycle, groups=release_unfinished(cycle=cycle), confirmed=confirmed_unfinished
@@ -709,7 +745,7 @@ def cycle_release(
     previewed = {(o.step, o.subject): o.value for o in outcomes if o.step in HAVEN_STEPS}
     now_values = {(o.step, o.subject): o.value for o in applied}
     if previewed != now_values:
-        raise ValidationError(STALE_PREVIEW.format(what="the havens"))
+        raise _stale_preview(gettext("the havens"))
     _recheck(cycle, outcomes, now)
 
     spends = [
@@ -719,7 +755,7 @@ def cycle_release(
             influence=name,
             points=points,
             moment=SpendMoment.DOWNTIME,
-            reason="Cashed in: no downtime (DT-03)",
+            reason=ledger_words.CASHED_IN,
             key=f"cycle:{cycle.pk}:cash-in:{name}",
             actor=by,
             created_at=now,
@@ -798,7 +834,7 @@ def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverri
     page, which shows the ruling.)"""
     from ..plain_words import without_rule_ids
 
-    text = without_rule_ids(outcome.public_text)
+    text = without_rule_ids(outcome.localized_public_text)
     override = overrides.get((outcome.step, outcome.subject))
     if override is not None and override.xp is not None:
         # The note is the STs' own record (DESIGN: ST notes are never shown to players).
@@ -807,6 +843,9 @@ def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverri
             "xp": override.xp,
         }
     return text
+
+
+_lazy_public_line = lazy(public_line, str)
 
 
 def _summaries_queue(
@@ -826,7 +865,8 @@ def _summaries_queue(
     by_id = {o.pk: o for o in outcomes}
     lines: dict[int, list[str]] = defaultdict(list)
     for outcome_id, player in sorted(readers, key=lambda r: (by_id[r[0]].position, r[0])):
-        lines[player].append(public_line(by_id[outcome_id], overrides))
+        # Lazy: worded when each summary is written, in its reader's language.
+        lines[player].append(_lazy_public_line(by_id[outcome_id], overrides))
     actions = released_actions(cycle=cycle)
     character_of: dict[int, int] = {}
     for o in outcomes:
@@ -842,24 +882,29 @@ def _summaries_queue(
         "results_url": settings.CHRONICLE_BASE_URL
         + reverse("results", args=[cycle.chronicle.slug]),
     }
-    subject = " ".join(
-        render_to_string("downtimes/mail/results_summary_subject.txt", context).split()
-    )
-    notes = [
-        Notification(
-            character_id=character_of.get(player) or fallback[player],
-            key=f"cycle:{cycle.pk}:summary:{player}",
-            subject=subject,
-            body=render_to_string(
+    # Each summary in its reader's language (issue 17), all languages in one query.
+    language_of = languages_of(lines)
+    notes = []
+    for player, text in lines.items():
+        if player not in character_of and player not in fallback:
+            continue
+        with translation.override(language_of[player]):
+            subject = " ".join(
+                render_to_string("downtimes/mail/results_summary_subject.txt", context).split()
+            )
+            body = render_to_string(
                 "downtimes/mail/results_summary.txt",
                 {**context, "lines": text, "actions": actions.get(player, [])},
-            ).strip()
-            + "\n",
-            created_at=now,
+            )
+        notes.append(
+            Notification(
+                character_id=character_of.get(player) or fallback[player],
+                key=f"cycle:{cycle.pk}:summary:{player}",
+                subject=subject,
+                body=body.strip() + "\n",
+                created_at=now,
+            )
         )
-        for player, text in lines.items()
-        if player in character_of or player in fallback
-    ]
     Notification.objects.bulk_create(notes, ignore_conflicts=True, batch_size=500)
 
 
@@ -870,37 +915,40 @@ def _unsent_summaries(cycle_id: int) -> QuerySet[Notification]:
 
 
 def summaries_send(*, cycle_id: int, limit: int = 500) -> int:
-    """Send up to `limit` of the cycle's summary e-mails not sent yet; returns how many were
-    sent. Each row is locked (SKIP LOCKED) while its mail leaves and marked sent in the same
-    transaction: two workers never send one twice, and a worker killed mid-send leaves it
-    unsent for the sweeper (at least once: only a kill between the mail server's "accepted"
-    and the commit can repeat one)."""
-    from django.core.mail import send_mail
-
+    """Hand up to `limit` of the cycle's summaries not handed over yet to the mail service
+    (`deliver`: the player's inbox, and their e-mail, sent here at once, by their choice);
+    returns how many were handed over. Each row is locked (SKIP LOCKED) while its mail leaves
+    and marked in the same transaction: two workers never send one twice, and a worker killed
+    mid-send leaves it for the sweeper (at least once: only a kill between the mail server's
+    "accepted" and the commit can repeat one). A mail server that refuses it leaves a failed
+    row in the mail log, which the mail sweeper retries with backoff."""
     ids = list(_unsent_summaries(cycle_id).order_by("pk").values_list("pk", flat=True)[:limit])
-    sent = 0
+    handed = 0
     for pk in ids:
-        try:
-            with transaction.atomic():
-                note = (
-                    Notification.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("character__player")
-                    .filter(pk=pk, sent_at__isnull=True)
-                    .first()
+        with transaction.atomic():
+            note = (
+                Notification.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("character__player")
+                .filter(pk=pk, sent_at__isnull=True)
+                .first()
+            )
+            if note is None:
+                continue
+            player = note.character.player
+            if player is not None:
+                deliver(
+                    kind=MailKind.RESULTS,
+                    user=player,
+                    chronicle=note.character.chronicle_id,
+                    key=note.key,
+                    subject=note.subject,
+                    body=note.body,
+                    send_now=True,
                 )
-                if note is None:
-                    continue
-                player = note.character.player
-                if player is not None and player.email:
-                    send_mail(note.subject, note.body, settings.DEFAULT_FROM_EMAIL, [player.email])
-                    sent += 1
-                # Nobody to write to is done too: the results page still has it.
-                Notification.objects.filter(pk=pk).update(sent_at=timezone.now())
-        except (OperationalError, InterfaceError):
-            raise
-        except Exception:  # noqa: BLE001 - the mail server's failure: the sweeper tries again
-            log.exception("Summary %s could not be sent; the sweeper tries again", pk)
-    return sent
+            # Nobody to write to is done too: the results page still has it.
+            Notification.objects.filter(pk=pk).update(sent_at=timezone.now())
+            handed += 1
+    return handed
 
 
 def summaries_pending(*, cycle_id: int) -> bool:

@@ -27,6 +27,7 @@ from django.utils.translation import gettext, gettext_lazy, ngettext, pgettext_l
 from characters.models import PurchaseStatus, XpEntry, XpKind, XpPurchase
 from characters.services.purchases import describe
 from chronicle.models import Cycle, CycleStatus
+from chronicle.stored_text import stored_text
 
 from ..models import DeskItem, DeskStatus, ItemKind, Outcome, OutcomeOverride
 
@@ -168,7 +169,8 @@ def xp_statement(*, cycle: Cycle) -> XpStatement:
             player_id=entry.player_id,
             character=entry.character.name if entry.character else "",
             xp=entry.amount,
-            reason=entry.reason,
+            # The ledger keeps its reasons in English: in the reader's language here.
+            reason=stored_text(entry.reason),
             kind=entry.get_kind_display(),
             note=notes.get(entry.key, ""),
         )
@@ -198,7 +200,7 @@ def xp_statement(*, cycle: Cycle) -> XpStatement:
                     player_id=player_id,
                     character=outcome.character.name if outcome.character else "",
                     xp=xp,
-                    reason=outcome.title,
+                    reason=outcome.localized_title,
                     kind=str(PREVIEW_KIND),
                     note=override.note if override else "",
                 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
-from django.utils.functional import Promise
+from django.utils.functional import Promise, lazy
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -48,7 +48,7 @@ def player_step_label(step: str) -> str:
     """A step's name for players: its own words, or the storytellers' label without its IDs."""
     label = PLAYER_STEP_LABELS.get(step)
     if label is None:
-        label = without_rule_ids(dict(outcome_step_order()).get(step, step))
+        label = without_rule_ids(str(dict(outcome_step_order()).get(step, step)))
     return str(label)
 
 
@@ -79,11 +79,15 @@ def action_words(item: DeskItem) -> str:
     return item.description
 
 
+# Lazy in the summary e-mail: worded when each mail is written, in its reader's language.
+_lazy_action_words = lazy(action_words, str)
+
+
 @dataclass(frozen=True)
 class ActionResult:
     item: DeskItem
     character: Character
-    what: str
+    what: str | Promise
     result: str
 
 
@@ -114,7 +118,7 @@ def _released_items(items: QuerySet[DeskItem]) -> QuerySet[DeskItem]:
 
 def _action(item: DeskItem) -> ActionResult:
     return ActionResult(
-        item=item, character=item.character, what=action_words(item), result=item.result
+        item=item, character=item.character, what=_lazy_action_words(item), result=item.result
     )
 
 

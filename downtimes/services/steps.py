@@ -16,6 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.utils import translation
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from characters import rules as character_rules
 from characters.models import (
@@ -36,6 +39,7 @@ from chronicle.rules import settings_for
 
 from .. import rules
 from ..models import Outcome, ReportPick, RunStatus, Submission, SubmissionStatus
+from ..wording import Phrase, joined, label, phrase, stored, worded
 from .votes import tally_for
 
 Compute = Callable[[Cycle, int, int, dt.datetime], list[Outcome]]
@@ -44,12 +48,12 @@ Compute = Callable[[Cycle, int, int, dt.datetime], list[Outcome]]
 @dataclass(frozen=True)
 class Step:
     name: str
-    label: str
+    label: Any  # lazy: shown in the reader's language
     rule: str
     unit: str  # "character", "player" or "whole": what the chunks' id ranges count
     compute: Compute
     # The outcome steps a "whole" step writes (the havens' step writes seven), in DT-10 order.
-    parts: tuple[tuple[str, str], ...] = ()
+    parts: tuple[tuple[str, Any], ...] = ()
 
 
 def _xp(value: Decimal | int) -> Decimal:
@@ -80,10 +84,22 @@ def _sheet(cycle: Cycle, player_ids: set[int]) -> dict[int, bool]:
 
 
 def _paid(amount: Decimal, sheet: dict[int, bool], player_id: int) -> tuple[Decimal, str | None]:
-    why_not = rules.award_ineligibility(
-        attended=player_id in sheet, waiver_signed=sheet.get(player_id, False)
-    )
+    """The XP paid and, when DT-04 refuses it, the reason in English (kept in the outcome;
+    the rules' catalog entry translates it where it is read)."""
+    with translation.override("en"):
+        why_not = rules.award_ineligibility(
+            attended=player_id in sheet, waiver_signed=sheet.get(player_id, False)
+        )
     return (_xp(0), why_not) if why_not else (_xp(amount), None)
+
+
+def _award(paid: str, refused: str, why_not: str | None, **params: Any) -> Phrase:
+    """An award's sentence: `paid` (ends with a full stop), or `refused` with DT-04's reason
+    (both marked with gettext_noop by the caller; `refused` has a %(why_not)s)."""
+    if why_not:
+        # The reason is a rules msgid (written in English by `_paid`).
+        return phrase(refused, why_not=phrase(why_not), **params)
+    return phrase(paid, **params)
 
 
 # --- Lock submissions ----------------------------------------------------------------------------
@@ -104,10 +120,16 @@ def lock_submissions(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[O
         Outcome(
             step="lock",
             subject="cycle",
-            title="Submissions locked",
-            explanation=(
-                f"{submitted} downtime(s) submitted before the deadline count; {drafts} "
-                "draft(s) never submitted count as no downtime (DT-01)."
+            **worded(
+                title=phrase(gettext_noop("Submissions locked")),
+                explanation=phrase(
+                    gettext_noop(
+                        "Downtimes submitted before the deadline, which count: %(submitted)s. "
+                        "Drafts never submitted, which count as no downtime: %(drafts)s (DT-01)."
+                    ),
+                    submitted=submitted,
+                    drafts=drafts,
+                ),
             ),
             value={"submitted": submitted, "drafts": drafts},
         )
@@ -193,25 +215,18 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
     for character in characters:
         assert character.player_id is not None
         cashed = cash[character.pk]
-        listed = (
-            ", ".join(f"{k.title()} {v}" for k, v in cashed.points.items())
-            or "no influence was left, so nothing is"
-        )
-        money = (
-            f"{cashed.total_points} point(s) × {house.influence_money_value} = "
-            f"{cashed.money} in money"
-            if cashed.money is not None
-            else "the STs set the money value (INF-05)"
-        )
         outcomes.append(
             Outcome(
                 step="no_downtime",
                 subject=f"cash-in:{character.pk}",
                 character=character,
                 player_id=character.player_id,
-                title=f"{character.name}: influence cashed in",
-                explanation=f"No downtime submitted (DT-03): {listed} cashed in; {money}.",
-                public_text=f"No downtime was submitted: {listed} cashed in; {money}.",
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: influence cashed in"), name=character.name
+                    ),
+                    **_cash_in_words(cashed, house.influence_money_value),
+                ),
                 value={"cash_in": cashed.points, "money": cashed.money},
                 readers=[character.pk],
             )
@@ -227,10 +242,26 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
                 subject=f"base:{character.player_id}",
                 character=character,
                 player_id=character.player_id,
-                title=f"{character.name}: base XP, no downtime (DT-03)",
-                explanation=f"{base} XP for a cycle without a downtime (DT-03)"
-                + (f"; {why_not}." if why_not else "."),
-                public_text=f"Base XP: {xp} (no downtime)" + (f"; {why_not}." if why_not else "."),
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: base XP, no downtime (DT-03)"),
+                        name=character.name,
+                    ),
+                    explanation=_award(
+                        gettext_noop("%(xp)s XP for a cycle without a downtime (DT-03)."),
+                        gettext_noop(
+                            "%(xp)s XP for a cycle without a downtime (DT-03); %(why_not)s."
+                        ),
+                        why_not,
+                        xp=base,
+                    ),
+                    public_text=_award(
+                        gettext_noop("Base XP: %(xp)s (no downtime)."),
+                        gettext_noop("Base XP: %(xp)s (no downtime); %(why_not)s."),
+                        why_not,
+                        xp=xp,
+                    ),
+                ),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[character.pk],
@@ -238,6 +269,70 @@ def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcom
             )
         )
     return outcomes
+
+
+def _cash_in_words(cashed: rules.CashIn, money_value: int) -> dict[str, Phrase]:
+    """DT-03's cash-in, for the STs (`explanation`) and the player (`public_text`)."""
+    if not cashed.points:
+        return {
+            "explanation": phrase(
+                gettext_noop(
+                    "No downtime submitted (DT-03): no influence was left, so nothing is cashed in."
+                )
+            ),
+            "public_text": phrase(
+                gettext_noop(
+                    "No downtime was submitted: no influence was left, so nothing is cashed in."
+                )
+            ),
+        }
+    listed = joined(
+        [
+            phrase(
+                gettext_noop("%(influence)s %(points)s"), influence=label("influence", k), points=v
+            )
+            for k, v in cashed.points.items()
+        ]
+    )
+    if cashed.money is None:
+        return {
+            "explanation": phrase(
+                gettext_noop(
+                    "No downtime submitted (DT-03): %(listed)s cashed in; the STs set the money "
+                    "value (INF-05)."
+                ),
+                listed=listed,
+            ),
+            "public_text": phrase(
+                gettext_noop(
+                    "No downtime was submitted: %(listed)s cashed in; the STs set the money "
+                    "value (INF-05)."
+                ),
+                listed=listed,
+            ),
+        }
+    figures = {
+        "listed": listed,
+        "points": cashed.total_points,
+        "value": money_value,
+        "money": cashed.money,
+    }
+    return {
+        "explanation": phrase(
+            gettext_noop(
+                "No downtime submitted (DT-03): %(listed)s cashed in; influence points: "
+                "%(points)s × %(value)s = %(money)s in money."
+            ),
+            **figures,
+        ),
+        "public_text": phrase(
+            gettext_noop(
+                "No downtime was submitted: %(listed)s cashed in; influence points: %(points)s × "
+                "%(value)s = %(money)s in money."
+            ),
+            **figures,
+        ),
+    }
 
 
 # --- Torpor holds, diablerie steps, XP purchases ------------------------------------------------
@@ -254,24 +349,49 @@ def torpor_holds(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outco
     outcomes = []
     for hold in holds:
         captive, holder = hold.captive, hold.holder
+        names = {
+            "holder": holder.name,
+            "captive": captive.name,
+            "status": label("character_status", captive.status, lower=True),
+        }
         if hold.ended_at:
             local = hold.ended_at.astimezone(cycle.chronicle.tz)
-            when = f"ended when the downtime closed ({local:%Y-%m-%d %H:%M})"
+            explanation = phrase(
+                gettext_noop(
+                    "%(holder)s's hold on %(captive)s lasts one downtime and ended when the "
+                    "downtime closed (%(closed)s); %(captive)s recovers overnight unless another "
+                    "hold or a captivity keeps them (TOR-01). Now: %(status)s."
+                ),
+                closed=f"{local:%Y-%m-%d %H:%M}",
+                **names,
+            )
         else:
-            when = "ends with the release"
+            explanation = phrase(
+                gettext_noop(
+                    "%(holder)s's hold on %(captive)s lasts one downtime and ends with the "
+                    "release; %(captive)s recovers overnight unless another hold or a captivity "
+                    "keeps them (TOR-01). Now: %(status)s."
+                ),
+                **names,
+            )
         outcomes.append(
             Outcome(
                 step="torpor_holds",
                 subject=f"hold:{hold.pk}",
                 character=captive,
                 player_id=captive.player_id,
-                title=f"{captive.name}: torpor hold ends (TOR-01)",
-                explanation=(
-                    f"{holder.name}'s hold on {captive.name} lasts one downtime and {when}; "
-                    f"{captive.name} recovers overnight unless another hold or a captivity "
-                    f"keeps them (TOR-01). Now: {captive.get_status_display().lower()}."
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: torpor hold ends (TOR-01)"), name=captive.name
+                    ),
+                    explanation=explanation,
+                    public_text=phrase(
+                        gettext_noop(
+                            "The torpor hold on %(name)s ends with this downtime (TOR-01)."
+                        ),
+                        name=captive.name,
+                    ),
                 ),
-                public_text=f"The torpor hold on {captive.name} ends with this downtime (TOR-01).",
                 value={"ends": True},
                 readers=[hold.captive_id],
             )
@@ -294,12 +414,20 @@ def diablerie_steps(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Ou
             subject=f"diablerie:{d.pk}",
             character=d.diablerist,
             player_id=d.diablerist.player_id,
-            title=f"{d.diablerist.name}: generation step waiting",
-            explanation=(
-                f"The diablerie of {d.victim_name} (generation {d.victim_generation}) lets "
-                f"{d.diablerist.name} drop one generation, at most one per downtime, paid before "
-                "any other XP (XP-05). It stays queued until requested and signed off, or "
-                "declined."
+            **worded(
+                title=phrase(
+                    gettext_noop("%(name)s: generation step waiting"), name=d.diablerist.name
+                ),
+                explanation=phrase(
+                    gettext_noop(
+                        "The diablerie of %(victim)s (generation %(generation)s) lets %(name)s "
+                        "drop one generation, at most one per downtime, paid before any other XP "
+                        "(XP-05). It stays queued until requested and signed off, or declined."
+                    ),
+                    victim=d.victim_name,
+                    generation=d.victim_generation,
+                    name=d.diablerist.name,
+                ),
             ),
             value={"queued": True},
         )
@@ -318,28 +446,60 @@ def xp_purchases(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outco
     ).select_related("character", "decided_by")
     outcomes = []
     for p in purchases:
+        # The purchase as characters' ledger words it (kept in English, translated if known).
+        what = stored(describe(p))
         if p.status == PurchaseStatus.APPROVED:
             when = p.decided_at.astimezone(cycle.chronicle.tz) if p.decided_at else None
-            explanation = (
-                f"{describe(p)} for {p.cost} XP, signed off by "
-                f"{p.decided_by.username if p.decided_by else 'an ST'}"
-                f"{f' on {when:%Y-%m-%d %H:%M}' if when else ''}; charged at sign-off (XP-01)."
+            by: str | Phrase = (
+                p.decided_by.username if p.decided_by else phrase(gettext_noop("an ST"))
             )
-            title = f"{p.character.name}: {describe(p)} (signed off)"
+            explanation = (
+                phrase(
+                    gettext_noop(
+                        "%(purchase)s for %(cost)s XP, signed off by %(by)s on %(when)s; "
+                        "charged at sign-off (XP-01)."
+                    ),
+                    purchase=what,
+                    cost=p.cost,
+                    by=by,
+                    when=f"{when:%Y-%m-%d %H:%M}",
+                )
+                if when
+                else phrase(
+                    gettext_noop(
+                        "%(purchase)s for %(cost)s XP, signed off by %(by)s; charged at "
+                        "sign-off (XP-01)."
+                    ),
+                    purchase=what,
+                    cost=p.cost,
+                    by=by,
+                )
+            )
+            title = phrase(
+                gettext_noop("%(name)s: %(purchase)s (signed off)"),
+                name=p.character.name,
+                purchase=what,
+            )
         else:
-            explanation = (
-                f"{describe(p)} is still waiting for an ST's sign-off: it is not applied with "
-                "this release; sign it off or reject it on the purchase queue (XP-01)."
+            explanation = phrase(
+                gettext_noop(
+                    "%(purchase)s is still waiting for an ST's sign-off: it is not applied with "
+                    "this release; sign it off or reject it on the purchase queue (XP-01)."
+                ),
+                purchase=what,
             )
-            title = f"{p.character.name}: {describe(p)} (waiting)"
+            title = phrase(
+                gettext_noop("%(name)s: %(purchase)s (waiting)"),
+                name=p.character.name,
+                purchase=what,
+            )
         outcomes.append(
             Outcome(
                 step="xp_purchases",
                 subject=f"purchase:{p.pk}",
                 character=p.character,
                 player_id=p.character.player_id,
-                title=title,
-                explanation=explanation,
+                **worded(title=title, explanation=explanation),
                 value={"status": p.status, "cost": str(p.cost)},
             )
         )
@@ -380,8 +540,13 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
             Outcome(
                 step="awards",
                 subject="votes:error",
-                title="The votes could not be counted",
-                explanation=f"{tally.error} Fix the ballot on the desk and resolve again.",
+                **worded(
+                    title=phrase(gettext_noop("The votes could not be counted")),
+                    explanation=phrase(
+                        gettext_noop("%(error)s Fix the ballot on the desk and resolve again."),
+                        error=stored(tally.error),
+                    ),
+                ),
                 value={"error": tally.error},
             )
         )
@@ -405,10 +570,24 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 subject=f"base:{s.player_id}",
                 character=s.character,
                 player_id=s.player_id,
-                title=f"{s.character.name}: base XP, submitted downtime (DT-03)",
-                explanation=f"{base} XP for a submitted downtime (DT-03)"
-                + (f"; {why_not}." if why_not else "."),
-                public_text=f"Base XP: {xp}" + (f"; {why_not}." if why_not else "."),
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: base XP, submitted downtime (DT-03)"),
+                        name=s.character.name,
+                    ),
+                    explanation=_award(
+                        gettext_noop("%(xp)s XP for a submitted downtime (DT-03)."),
+                        gettext_noop("%(xp)s XP for a submitted downtime (DT-03); %(why_not)s."),
+                        why_not,
+                        xp=base,
+                    ),
+                    public_text=_award(
+                        gettext_noop("Base XP: %(xp)s."),
+                        gettext_noop("Base XP: %(xp)s; %(why_not)s."),
+                        why_not,
+                        xp=xp,
+                    ),
+                ),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[s.character_id],
@@ -425,11 +604,26 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
                 subject=f"report:{pick.pk}",
                 character=pick.submission.character,
                 player_id=player_id,
-                title=f"{pick.submission.character.name}: game report picked (DT-05)",
-                explanation=f"{amount} XP for a game report the STs picked (DT-05)"
-                + (f"; {why_not}." if why_not else "."),
-                public_text=f"Your game report was picked: {xp} XP"
-                + (f"; {why_not}." if why_not else "."),
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: game report picked (DT-05)"),
+                        name=pick.submission.character.name,
+                    ),
+                    explanation=_award(
+                        gettext_noop("%(xp)s XP for a game report the STs picked (DT-05)."),
+                        gettext_noop(
+                            "%(xp)s XP for a game report the STs picked (DT-05); %(why_not)s."
+                        ),
+                        why_not,
+                        xp=amount,
+                    ),
+                    public_text=_award(
+                        gettext_noop("Your game report was picked: %(xp)s XP."),
+                        gettext_noop("Your game report was picked: %(xp)s XP; %(why_not)s."),
+                        why_not,
+                        xp=xp,
+                    ),
+                ),
                 xp=xp,
                 value={"xp": str(xp)},
                 readers=[pick.submission.character_id],
@@ -438,16 +632,36 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
         )
     for player_id, award in sorted(voted.items()):
         xp, why_not = _paid(Decimal(award.xp), sheet, player_id)
-        won = ", ".join(award.won)
+        won = joined([label("vote_category", c) for c in award.categories])
         outcomes.append(
             Outcome(
                 step="awards",
                 subject=f"votes:{player_id}",
                 player_id=player_id,
-                title=f"{award.name}: votes won: {won} (DT-07)",
-                explanation=f"{award.xp} XP for winning {won}, once per player (DT-07/08)"
-                + (f"; {why_not}." if why_not else "."),
-                public_text=f"Votes: {won}: {xp} XP" + (f"; {why_not}." if why_not else "."),
+                **worded(
+                    title=phrase(
+                        gettext_noop("%(name)s: votes won: %(won)s (DT-07)"),
+                        name=award.name,
+                        won=won,
+                    ),
+                    explanation=_award(
+                        gettext_noop("%(xp)s XP for winning %(won)s, once per player (DT-07/08)."),
+                        gettext_noop(
+                            "%(xp)s XP for winning %(won)s, once per player (DT-07/08); "
+                            "%(why_not)s."
+                        ),
+                        why_not,
+                        xp=award.xp,
+                        won=won,
+                    ),
+                    public_text=_award(
+                        gettext_noop("Votes: %(won)s: %(xp)s XP."),
+                        gettext_noop("Votes: %(won)s: %(xp)s XP; %(why_not)s."),
+                        why_not,
+                        xp=xp,
+                        won=won,
+                    ),
+                ),
                 xp=xp,
                 value={"xp": str(xp)},
                 overridable="xp",
@@ -496,8 +710,12 @@ def notifications(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outc
             step="notifications",
             subject=f"summary:{player_id}",
             player_id=player_id,
-            title="One summary e-mail",
-            explanation=f"One e-mail on release with {n} result(s).",
+            **worded(
+                title=phrase(gettext_noop("One summary e-mail")),
+                explanation=phrase(
+                    gettext_noop("One e-mail on release; results in it: %(results)s."), results=n
+                ),
+            ),
             value={"results": n},
         )
         for player_id, n in sorted(counts.items())
@@ -510,37 +728,83 @@ def havens(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
     return havens_preview(cycle=cycle, now=now)
 
 
-HAVEN_PARTS: tuple[tuple[str, str], ...] = (
-    ("ownership", "Ownership changes (HAV-01..03)"),
-    ("forsaking", "Forsaking (HAV-06)"),
-    ("theft", "Theft (HAV-07)"),
-    ("construction", "Construction and repairs (HAV-10..24)"),
-    ("mobile_havens", "Mobile havens move (HAV-25b)"),
-    ("searches", "Searches (HAV-25b)"),
-    ("influence_attacks", "Influence attacks (HAV-25c)"),
+HAVEN_PARTS: tuple[tuple[str, Any], ...] = (
+    ("ownership", gettext_lazy("Ownership changes (HAV-01..03)")),
+    ("forsaking", gettext_lazy("Forsaking (HAV-06)")),
+    ("theft", gettext_lazy("Theft (HAV-07)")),
+    ("construction", gettext_lazy("Construction and repairs (HAV-10..24)")),
+    ("mobile_havens", gettext_lazy("Mobile havens move (HAV-25b)")),
+    ("searches", gettext_lazy("Searches (HAV-25b)")),
+    ("influence_attacks", gettext_lazy("Influence attacks (HAV-25c)")),
 )
+
 
 # DT-10: lock submissions → no-downtime defaults → ownership, forsaking, theft → construction
 # and repairs → mobile havens move → searches → influence attacks → torpor holds → diablerie
 # steps → approved XP purchases → awards → notifications.
+def _in_english(compute: Compute) -> Compute:
+    """A step computes its outcomes in English, whoever runs it (a worker, or the request of
+    the storyteller who resolved): the English columns and the rules' reasons kept in the
+    phrases must not depend on a request's language (downtimes.wording)."""
+
+    def run(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
+        with translation.override("en"):
+            return compute(cycle, lo, hi, now)
+
+    return run
+
+
 STEPS: tuple[Step, ...] = (
-    Step("lock", "Lock submissions", "DT-01", "whole", lock_submissions),
-    Step("no_downtime", "No-downtime defaults", "DT-03", "character", no_downtime),
-    Step("havens", "Havens", "DT-10", "whole", havens, parts=HAVEN_PARTS),
-    Step("torpor_holds", "Torpor holds", "TOR-01", "character", torpor_holds),
-    Step("diablerie_steps", "Diablerie steps", "XP-05", "character", diablerie_steps),
-    Step("xp_purchases", "Approved XP purchases", "XP-01", "character", xp_purchases),
-    Step("awards", "Awards", "DT-03..08", "player", awards),
-    Step("notifications", "Notifications", "DT-10", "player", notifications),
+    Step("lock", gettext_lazy("Lock submissions"), "DT-01", "whole", _in_english(lock_submissions)),
+    Step(
+        "no_downtime",
+        gettext_lazy("No-downtime defaults"),
+        "DT-03",
+        "character",
+        _in_english(no_downtime),
+    ),
+    Step(
+        "havens", gettext_lazy("Havens"), "DT-10", "whole", _in_english(havens), parts=HAVEN_PARTS
+    ),
+    Step(
+        "torpor_holds",
+        gettext_lazy("Torpor holds"),
+        "TOR-01",
+        "character",
+        _in_english(torpor_holds),
+    ),
+    Step(
+        "diablerie_steps",
+        gettext_lazy("Diablerie steps"),
+        "XP-05",
+        "character",
+        _in_english(diablerie_steps),
+    ),
+    Step(
+        "xp_purchases",
+        gettext_lazy("Approved XP purchases"),
+        "XP-01",
+        "character",
+        _in_english(xp_purchases),
+    ),
+    Step("awards", gettext_lazy("Awards"), "DT-03..08", "player", _in_english(awards)),
+    Step(
+        "notifications",
+        gettext_lazy("Notifications"),
+        "DT-10",
+        "player",
+        _in_english(notifications),
+    ),
 )
 STEP_BY_NAME = {step.name: step for step in STEPS}
 
 
-def outcome_step_order() -> list[tuple[str, str]]:
-    """Every outcome step with its label, in DT-10 order (the havens' step in its parts)."""
-    order: list[tuple[str, str]] = []
+def outcome_step_order() -> list[tuple[str, Any]]:
+    """Every outcome step with its label (lazy: in the reader's language, with its rule IDs),
+    in DT-10 order (the havens' step in its parts)."""
+    order: list[tuple[str, Any]] = []
     for step in STEPS:
-        order.extend(step.parts or [(step.name, f"{step.label} ({step.rule})")])
+        order.extend(step.parts or [(step.name, format_lazy("{} ({})", step.label, step.rule))])
     return order
 
 

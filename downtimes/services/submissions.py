@@ -18,13 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from enum import StrEnum
+from functools import partial
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from characters import rules as character_rules
 from characters.models import (
@@ -67,7 +68,7 @@ from havens.services.searches import (
     search_withdraw,
 )
 
-from .. import rules
+from .. import ledger_words, rules
 from ..models import (
     ActionKind,
     DeskItem,
@@ -85,17 +86,28 @@ TEXT_MAX = 300
 DESCRIPTION_MAX = 5000
 # Items the STs have decided stay as they are: the player may no longer take them back.
 DECIDED = (DeskStatus.APPROVED, DeskStatus.REJECTED, DeskStatus.RESOLVED)
-STALE = (
+STALE = gettext_noop(
     "This downtime was changed in another tab or window since this page was loaded; nothing "
     "was saved. Reload to see the latest version (your text is still below, copy it first)."
 )
-NO_CHARACTER = "No active character has that exact name ({rule})."
-NO_PLAYER = "No player of this chronicle has that username (DT-06)."
+# `% {"rule": ...}` after gettext.
+NO_CHARACTER = gettext_noop("No active character has that exact name (%(rule)s).")
+NO_PLAYER = gettext_noop("No player of this chronicle has that username (DT-06).")
 # HAV-04: a haven the character may not act on answers exactly like one that does not exist.
-NO_HAVEN = "No such haven."
+NO_HAVEN = gettext_noop("No such haven.")
 
 
 # --- Helpers -----------------------------------------------------------------------------------
+
+
+def _receipt_subject(character: Character) -> str:
+    return gettext("Downtime received: %(name)s") % {"name": character.name}
+
+
+def _choose_influence() -> str:
+    return gettext("Choose one of %(choices)s (INF-01).") % {
+        "choices": ", ".join(character_rules.INFLUENCE_TYPES)
+    }
 
 
 def _now(now: dt.datetime | None) -> dt.datetime:
@@ -153,7 +165,7 @@ def _require_open(cycle: Cycle, now: dt.datetime) -> None:
 def _require_player(by: User, character: Character) -> None:
     """A downtime is its player's own words: nobody else (not even an ST) writes it."""
     if character.player_id != by.pk:
-        raise PermissionDenied("Only the character's player may write its downtime.")
+        raise PermissionDenied(gettext("Only the character's player may write its downtime."))
 
 
 def _lock(submission: Submission) -> Submission:
@@ -189,7 +201,12 @@ def _touch(submission: Submission, now: dt.datetime) -> None:
 def _text(value: str, field: str, limit: int, rule: str) -> str:
     value = (value or "").strip()
     if len(value) > limit:
-        raise ValidationError({field: f"Keep this to at most {limit} characters ({rule})."})
+        raise ValidationError(
+            {
+                field: gettext("Keep this to at most %(limit)s characters (%(rule)s).")
+                % {"limit": limit, "rule": rule}
+            }
+        )
     return value
 
 
@@ -213,7 +230,7 @@ def _item_key(cycle: Cycle, prefix: str, key: str) -> str:
     item (and a new spend), not a silent replay of last month's."""
     key = (key or "").strip()
     if not key:
-        raise ValidationError({"key": "Every change needs an idempotency key."})
+        raise ValidationError({"key": gettext("Every change needs an idempotency key.")})
     return f"{cycle.pk}:{prefix}:{key}"[:120]
 
 
@@ -230,10 +247,10 @@ def submission_for_edit(
     now = _now(now)
     _require_player(by, character)
     if character.chronicle_id != cycle.chronicle_id:
-        raise PermissionDenied("This character plays in another chronicle.")
+        raise PermissionDenied(gettext("This character plays in another chronicle."))
     if character.approval != Approval.APPROVED or character.status != Status.ACTIVE:
         raise ValidationError(
-            {"character": "Only an approved, active character writes a downtime (DT-02)."}
+            {"character": gettext("Only an approved, active character writes a downtime (DT-02).")}
         )
     existing = Submission.objects.filter(cycle=cycle, character=character).first()
     _require_open(cycle, now)
@@ -274,7 +291,7 @@ def submission_save(
         # Nothing to lose (a double click, a stale tab typing what is already saved).
         return locked
     if version != locked.version:
-        raise ValidationError({"version": STALE})
+        raise ValidationError({"version": gettext(STALE)})
     for name, value in changes.items():
         setattr(locked, name, value)
     locked.version += 1
@@ -305,11 +322,12 @@ def submission_submit(
     locked.receipt_sent_at = now
     locked.save(update_fields=["status", "submitted_at", "updated_at", "receipt_sent_at"])
     receipt_key = f"downtime-receipt:{locked.pk}:{key or int(now.timestamp() * 1_000_000)}"
+    # Callables: the mail service words the receipt in the player's saved language.
     notify(
         character=locked.character,
         key=receipt_key[:120],
-        subject=gettext("Downtime received: %(name)s") % {"name": locked.character.name},
-        body=submission_summary(locked),
+        subject=partial(_receipt_subject, locked.character),
+        body=partial(submission_summary, locked),
         now=now,
     )
     return locked
@@ -342,7 +360,7 @@ def _require_actable(character: Character, structure: Structure, action: str) ->
             | Q(status=StructureStatus.PLANNED, designed_by__player_id=character.player_id)
         )
     if character.player_id is None or not allowed.exists():
-        raise ValidationError({"target_structure": NO_HAVEN})
+        raise ValidationError({"target_structure": gettext(NO_HAVEN)})
 
 
 def _open_project(structure: Structure, kind: str) -> Project:
@@ -352,12 +370,18 @@ def _open_project(structure: Structure, kind: str) -> Project:
         .first()
     )
     if project is None:
-        what = "repair" if kind == ProjectKind.REPAIR else "building"
         raise ValidationError(
             {
                 "target_structure": (
-                    f"This haven has no open {what} project to pay into; start one on the "
-                    "haven's page first (HAV-02)."
+                    gettext(
+                        "This haven has no open repair project to pay into; start one on the "
+                        "haven's page first (HAV-02)."
+                    )
+                    if kind == ProjectKind.REPAIR
+                    else gettext(
+                        "This haven has no open building project to pay into; start one on the "
+                        "haven's page first (HAV-02)."
+                    )
                 )
             }
         )
@@ -396,13 +420,11 @@ def influence_action_add(
     if existing is not None:
         return existing
     if action not in ActionKind.values:
-        raise ValidationError({"action": "Choose what the influence does (INF-02)."})
+        raise ValidationError({"action": gettext("Choose what the influence does (INF-02).")})
     if influence not in character_rules.INFLUENCE_TYPES:
-        raise ValidationError(
-            {"influence": f"Choose one of {', '.join(character_rules.INFLUENCE_TYPES)} (INF-01)."}
-        )
+        raise ValidationError({"influence": _choose_influence()})
     if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-        raise ValidationError({"points": "Spend at least 1 point of influence (INF-03)."})
+        raise ValidationError({"points": gettext("Spend at least 1 point of influence (INF-03).")})
     target_name = _text(target_name, "target_name", NAME_MAX, "INF-02")
     target_text = _text(target_text, "target_text", TEXT_MAX, "INF-02")
     description = _text(description, "description", DESCRIPTION_MAX, "INF-02")
@@ -416,11 +438,17 @@ def influence_action_add(
         ).exists()
         if not asked:
             raise ValidationError(
-                {"lender": "Ask this lender for the loan of that influence first (INF-03)."}
+                {
+                    "lender": gettext(
+                        "Ask this lender for the loan of that influence first (INF-03)."
+                    )
+                }
             )
     needs_structure = action in (ActionKind.BUILD, ActionKind.REPAIR, ActionKind.ATTACK_HAVEN)
     if needs_structure and target_structure is None:
-        raise ValidationError({"target_structure": "Choose the haven this acts on (INF-02)."})
+        raise ValidationError(
+            {"target_structure": gettext("Choose the haven this acts on (INF-02).")}
+        )
     if not needs_structure:
         target_structure = None
     if target_structure is not None:
@@ -428,7 +456,7 @@ def influence_action_add(
         _require_actable(character, target_structure, action)
     if action == ActionKind.SEARCH and not target_name:
         raise ValidationError(
-            {"target_name": "Name the character whose havens you seek (HAV-25b)."}
+            {"target_name": gettext("Name the character whose havens you seek (HAV-25b).")}
         )
 
     item = DeskItem(
@@ -497,7 +525,7 @@ def influence_action_add(
             cycle=locked.cycle,
             influence=influence,
             points=points,
-            reason=f"Downtime: {ActionKind(action).label}",
+            reason=ledger_words.DOWNTIME_ACTION % {"action": ledger_words.action_label(action)},
             key=spend_key,
             actor=by,
             now=now,
@@ -518,7 +546,9 @@ def item_withdraw(*, item: DeskItem, by: User, now: dt.datetime | None = None) -
     into a haven's project stays: the project counts it (HAV-02)."""
     now = _now(now)
     if item.submission is None:
-        raise PermissionDenied("Requests recorded at the game are the storytellers' to change.")
+        raise PermissionDenied(
+            gettext("Requests recorded at the game are the storytellers' to change.")
+        )
     submission = _writable(item.submission, by, now)
     item = (
         DeskItem.objects.select_for_update(of=("self",))
@@ -529,19 +559,22 @@ def item_withdraw(*, item: DeskItem, by: User, now: dt.datetime | None = None) -
         return item
     if item.status in DECIDED:
         raise ValidationError(
-            f"The storytellers have already {item.get_status_display().lower()} this; it can "
-            "no longer be withdrawn (DT-02)."
+            gettext(
+                "The storytellers have already decided this (%(status)s); it can no longer be "
+                "withdrawn (DT-02)."
+            )
+            % {"status": item.get_status_display().lower()}
         )
     if item.haven_project_id is not None:
         raise ValidationError(
-            "Influence paid into a haven's project cannot be taken back (HAV-02)."
+            gettext("Influence paid into a haven's project cannot be taken back (HAV-02).")
         )
     if item.haven_search is not None:
         search_withdraw(search=item.haven_search, character=item.character, by=by, now=now)
     elif item.haven_attack is not None:
         influence_attack_withdraw(attack=item.haven_attack, by=by, now=now)
     elif item.spend is not None:
-        influence_refund(spend=item.spend, reason="Withdrawn from the downtime", actor=by, now=now)
+        influence_refund(spend=item.spend, reason=ledger_words.WITHDRAWN, actor=by, now=now)
     if item.purchase is not None:
         purchase_withdraw(purchase=item.purchase, by=by, now=now)
     item.withdrawn_at = now
@@ -577,17 +610,17 @@ def loan_request(
     now = _now(now)
     locked = _writable(submission, by, now)
     if influence not in character_rules.INFLUENCE_TYPES:
-        raise ValidationError(
-            {"influence": f"Choose one of {', '.join(character_rules.INFLUENCE_TYPES)} (INF-01)."}
-        )
+        raise ValidationError({"influence": _choose_influence()})
     if isinstance(points, bool) or not isinstance(points, int) or points < 1:
-        raise ValidationError({"points": "Borrow at least 1 point of influence (INF-03)."})
+        raise ValidationError({"points": gettext("Borrow at least 1 point of influence (INF-03).")})
     name = _text(lender_name, "lender_name", NAME_MAX, "INF-03")
     lender = active_character_named(locked.character.chronicle_id, name) if name else None
     if lender is None:
-        raise ValidationError({"lender_name": NO_CHARACTER.format(rule="INF-03")})
+        raise ValidationError({"lender_name": gettext(NO_CHARACTER) % {"rule": "INF-03"}})
     if lender.pk == locked.character_id:
-        raise ValidationError({"lender_name": "A character cannot lend to itself (INF-03)."})
+        raise ValidationError(
+            {"lender_name": gettext("A character cannot lend to itself (INF-03).")}
+        )
     existing = InfluenceLoan.objects.filter(
         cycle=locked.cycle,
         lender=lender,
@@ -627,11 +660,11 @@ def loan_confirm(*, loan: InfluenceLoan, by: User, now: dt.datetime | None = Non
     loan = InfluenceLoan.objects.select_related("cycle", "cycle__chronicle").get(pk=loan.pk)
     lender = Character.objects.select_for_update().get(pk=loan.lender_id)
     if lender.player_id != by.pk:
-        raise PermissionDenied("Only the lender's player may confirm this loan.")
+        raise PermissionDenied(gettext("Only the lender's player may confirm this loan."))
     _require_open(loan.cycle, now)
     loan = InfluenceLoan.objects.select_for_update().get(pk=loan.pk)
     if loan.withdrawn_at is not None:
-        raise ValidationError("This loan was withdrawn by the borrower (INF-03).")
+        raise ValidationError(gettext("This loan was withdrawn by the borrower (INF-03)."))
     if loan.confirmed_at is not None:
         return loan
     spent = influence_spent(character=lender, cycle=loan.cycle_id)[loan.influence]
@@ -782,11 +815,11 @@ def power_add(
     if existing is not None:
         return existing
     if power not in PowerKind.values:
-        raise ValidationError({"power": "Choose the kind of power (DIS-09)."})
+        raise ValidationError({"power": gettext("Choose the kind of power (DIS-09).")})
     target_name = _text(target_name, "target_name", NAME_MAX, "DIS-09")
     description = _text(description, "description", DESCRIPTION_MAX, "DIS-09")
     if not description:
-        raise ValidationError({"description": "Say what the power does (DIS-09)."})
+        raise ValidationError({"description": gettext("Say what the power does (DIS-09).")})
     targets_other = bool(target_name) and target_name.casefold() != character.name.casefold()
     try:
         rules.check_special_power(power, targets_other=targets_other)

@@ -42,7 +42,7 @@ def submission_summary(submission: Submission) -> str:
     for item in items:
         if item.kind == ItemKind.INFLUENCE:
             lines.append(
-                f"- {gettext('Influence')}: {item.points} {item.influence.title()}, "
+                f"- {gettext('Influence')}: {item.points} {item.get_influence_display()}, "
                 f"{item.get_action_display()} {item.target_name or item.target_text}".rstrip()
             )
         elif item.kind == ItemKind.PURCHASE:

@@ -21,6 +21,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
 
 from chronicle.models import Attendance, Cycle, CycleStatus
 from chronicle.rules import settings_for
@@ -32,12 +34,12 @@ from ..models import ReportPick, Submission, SubmissionStatus, Vote
 # voter; it still needs an entry in `player_of`, one that matches no player id.
 NPC_PREFIX = "npc:"
 
-CATEGORY_LABELS: dict[str, str] = {
-    "feared": "Most feared",
-    "liked": "Most liked",
-    "respected": "Most respected",
-    "roleplaying": "Excellent roleplaying",
-    "costume": "Best costume",
+CATEGORY_LABELS: dict[str, Any] = {
+    "feared": _("Most feared"),
+    "liked": _("Most liked"),
+    "respected": _("Most respected"),
+    "roleplaying": _("Excellent roleplaying"),
+    "costume": _("Best costume"),
 }
 
 
@@ -156,6 +158,7 @@ class Award:
     won: list[str]  # category labels where this player (or their character) won
     attended: bool
     waiver_signed: bool
+    categories: list[str] = field(default_factory=list)  # the same, as rules.CATEGORIES codes
 
     @property
     def eligible(self) -> bool:
@@ -206,7 +209,7 @@ def tally_for(*, cycle: Cycle) -> Tally:
                 row["nominee_character__player__username"],
             )
             if row["nominee_character__player_id"] is None:
-                owner = "no player"
+                owner = gettext("no player")
             else:
                 players[str(row["nominee_character__player_id"])] = owner
             key = ("ic", str(row["nominee_character_id"]))
@@ -257,12 +260,12 @@ def tally_for(*, cycle: Cycle) -> Tally:
             table.append(entry)
             if entry.winner:
                 winner = player_of[s.nominee] if in_character else s.nominee
-                won_by[winner].append(CATEGORY_LABELS[category])
+                won_by[winner].append(category)
         winners = [r for r in table if r.winner]
         categories.append(
             CategoryTally(
                 category=category,
-                label=CATEGORY_LABELS[category],
+                label=str(CATEGORY_LABELS[category]),
                 in_character=in_character,
                 winning_places=places,
                 rows=table,
@@ -285,7 +288,8 @@ def tally_for(*, cycle: Cycle) -> Tally:
             player=player,
             name=players.get(player, "?"),
             xp=xp,
-            won=won_by[player],
+            won=[str(CATEGORY_LABELS[c]) for c in won_by[player]],
+            categories=won_by[player],
             attended=player in sheet,
             waiver_signed=sheet.get(player, False),
         )
@@ -312,8 +316,10 @@ def _check_text(sanitized_text: str, published: bool) -> None:
     if published and not sanitized_text.strip():
         raise ValidationError(
             {
-                "published": "Write the sanitized text before publishing: the player's own "
-                "report is never published as it stands (DT-05)."
+                "published": gettext(
+                    "Write the sanitized text before publishing: the player's own report is "
+                    "never published as it stands (DT-05)."
+                )
             }
         )
 
@@ -321,7 +327,10 @@ def _check_text(sanitized_text: str, published: bool) -> None:
 def _check_not_released(cycle: Cycle) -> None:
     if cycle.status == CycleStatus.RELEASED:
         raise ValidationError(
-            "This cycle's results and awards are released; its picks can no longer change (DT-05)."
+            gettext(
+                "This cycle's results and awards are released; its picks can no longer "
+                "change (DT-05)."
+            )
         )
 
 
@@ -345,14 +354,22 @@ def report_pick(
     _check_not_released(cycle)
     fresh = Submission.objects.get(pk=submission.pk)
     if fresh.status != SubmissionStatus.SUBMITTED:
-        raise ValidationError("Only a submitted downtime's game report can be picked (DT-05).")
+        raise ValidationError(
+            gettext("Only a submitted downtime's game report can be picked (DT-05).")
+        )
     if not fresh.game_report.strip():
-        raise ValidationError("This downtime has no game report to pick (DT-05).")
+        raise ValidationError(gettext("This downtime has no game report to pick (DT-05)."))
     limit = cycle.chronicle.house_rules.game_report_picks
     if ReportPick.objects.filter(cycle=cycle).count() >= limit:
         raise ValidationError(
-            f"This cycle already has {limit} picked game reports, the most allowed; unpick "
-            "one first (DT-05)."
+            ngettext(
+                "This cycle already has %(limit)s picked game report, the most allowed; "
+                "unpick it first (DT-05).",
+                "This cycle already has %(limit)s picked game reports, the most allowed; "
+                "unpick one first (DT-05).",
+                limit,
+            )
+            % {"limit": limit}
         )
     _check_text(sanitized_text, published)
     return ReportPick.objects.create(
@@ -383,7 +400,7 @@ def report_pick_update(
     the website often comes later)."""
     locked = ReportPick.objects.select_for_update().filter(pk=pick.pk).first()
     if locked is None:
-        raise ValidationError("This pick was removed meanwhile (DT-05).")
+        raise ValidationError(gettext("This pick was removed meanwhile (DT-05)."))
     _check_text(sanitized_text, published)
     locked.sanitized_text = sanitized_text
     locked.published = published

@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Prefetch
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from characters.models import Approval, Character, Status
 from chronicle.models import Attendance, Cycle, Membership, Role
@@ -142,7 +142,7 @@ def _unknown_category(category: str) -> str:
     }
 
 
-SELF_VOTE = "You may not vote for yourself or for a character you play."
+SELF_VOTE = gettext_noop("You may not vote for yourself or for a character you play.")
 
 
 def _self_vote(by: User, category: str, nominee_id: int, player_id: int | None) -> bool:
@@ -252,7 +252,7 @@ def votes_save(
         if category in rules.IN_CHARACTER_CATEGORIES:
             character = active_character_named(chronicle_id, name)
             if character is None:
-                errors.setdefault(category, []).append(NO_CHARACTER.format(rule="DT-06"))
+                errors.setdefault(category, []).append(gettext(NO_CHARACTER) % {"rule": "DT-06"})
                 continue
             nominee_id, player_id = character.pk, character.player_id
         else:
@@ -260,7 +260,7 @@ def votes_save(
                 chronicle_id=chronicle_id, role=Role.PLAYER, user__username__iexact=name
             ).first()
             if member is None:
-                errors.setdefault(category, []).append(NO_PLAYER)
+                errors.setdefault(category, []).append(gettext(NO_PLAYER))
                 continue
             nominee_id, player_id = member.user_id, member.user_id
         if _self_vote(by, category, nominee_id, player_id):

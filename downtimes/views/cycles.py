@@ -1,6 +1,6 @@
 """The between-games pipeline's pages (issue 6, DT-10; issue 12): the storytellers' resolution
 page of a cycle (close, resolve, the progress bar, the preview by step with its filter and its
-overrides, the release), the XP report with its CSV, and the player's results page.
+overrides, the release), the XP report with its CSV and PDF, and the player's results page.
 
 Storytellers and admins only, like the desk: a player gets 403 on every resolution page, a
 stranger to the chronicle 404. The results page is every member's own: it lists only the
@@ -25,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -32,6 +33,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
 from chronicle.models import Cycle, CycleStatus, Membership
+from chronicle.pdf import pdf_filename, pdf_response
 from chronicle.views import chronicle_page
 
 from ..forms.cycles import OutcomeOverrideForm
@@ -72,10 +74,10 @@ def _cycle(membership: Membership, number: int) -> Cycle:
 
 def _outcome(cycle: Cycle, pk: int) -> Outcome:
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such outcome.")
+        raise Http404(_("No such outcome."))
     outcome = Outcome.objects.filter(cycle=cycle, pk=pk).first()
     if outcome is None:
-        raise Http404("No such outcome.")
+        raise Http404(_("No such outcome."))
     return outcome
 
 
@@ -124,7 +126,7 @@ def cycle_resolution_list(request: HttpRequest, slug: str) -> HttpResponse:
 def _wanted(data: QueryDict) -> PreviewFilter:
     step = data.get("step", "")
     if step and step not in OUTCOME_POSITION:
-        raise Http404("No such step.")
+        raise Http404(_("No such step."))
     return PreviewFilterForm(data).wanted(step)
 
 
@@ -341,7 +343,9 @@ def outcome_override(request: HttpRequest, slug: str, number: int, pk: int) -> H
             for name, errors in exc.message_dict.items():
                 form.add_error(name if name in form.fields else None, errors)
         else:
-            messages.success(request, _("Override saved: %(title)s.") % {"title": outcome.title})
+            messages.success(
+                request, _("Override saved: %(title)s.") % {"title": outcome.localized_title}
+            )
             return redirect(here)
     # The page again, where the storyteller was, with what was typed kept and each refusal
     # beside its field.
@@ -365,7 +369,8 @@ def outcome_override_remove(request: HttpRequest, slug: str, number: int, pk: in
         if removed:
             messages.success(
                 request,
-                _("Override removed: %(title)s is as computed.") % {"title": outcome.title},
+                _("Override removed: %(title)s is as computed.")
+                % {"title": outcome.localized_title},
             )
         else:
             messages.info(request, _("This outcome had no override."))
@@ -522,6 +527,26 @@ def xp_report(request: HttpRequest, slug: str, number: int, as_csv: bool = False
     )
 
 
+@login_required
+@require_GET
+def xp_report_pdf(request: HttpRequest, slug: str, number: int) -> HttpResponse:
+    """The XP report as a PDF (issue 17): the same statement, groups and subtotals as the page,
+    for the same readers (staff)."""
+    membership = _staff(request, slug)
+    cycle = _cycle(membership, number)
+    statement = release.xp_statement(cycle=cycle)
+    return pdf_response(
+        request,
+        "downtimes/xp_report_pdf.html",
+        membership,
+        filename=pdf_filename(slug, "game", cycle.game.number, "xp"),
+        cycle=cycle,
+        statement=statement,
+        lines=sum(group.count for group in statement.groups),
+        now=timezone.now(),
+    )
+
+
 # --- The player's results ----------------------------------------------------------------------
 
 
@@ -565,5 +590,6 @@ urlpatterns = [
         {"as_csv": True},
         name="cycle_xp_report_csv",
     ),
+    path("resolution/<int:number>/xp.pdf", xp_report_pdf, name="cycle_xp_report_pdf"),
     path("results/", results, name="results"),
 ]

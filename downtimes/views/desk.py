@@ -63,7 +63,7 @@ def _cycle(membership: Membership, data: QueryDict) -> Cycle | None:
     if number:
         # isdecimal, not isdigit: "²" is a digit int() refuses (a 500). cycle_for bounds it.
         if not number.isdecimal():
-            raise Http404("No such cycle.")
+            raise Http404(_("No such cycle."))
         return chronicle_access.cycle_for(membership, int(number))
     working = cycles.filter(status__in=[CycleStatus.OPEN, CycleStatus.CLOSED])
     return working.order_by("-deadline_at").first() or cycles.order_by("-deadline_at").first()
@@ -71,7 +71,7 @@ def _cycle(membership: Membership, data: QueryDict) -> Cycle | None:
 
 def _item(membership: Membership, pk: int) -> DeskItem:
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such desk item.")
+        raise Http404(_("No such desk item."))
     item = (
         DeskItem.objects.filter(cycle__chronicle_id=membership.chronicle_id, pk=pk)
         .select_related(
@@ -81,7 +81,7 @@ def _item(membership: Membership, pk: int) -> DeskItem:
         .first()
     )
     if item is None:
-        raise Http404("No such desk item.")
+        raise Http404(_("No such desk item."))
     return item
 
 
@@ -436,7 +436,7 @@ def desk_bulk_approve(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _staff(request, slug)
     cycle = _cycle(membership, request.POST)
     if cycle is None:
-        raise Http404("No such cycle.")
+        raise Http404(_("No such cycle."))
     query = _filters_query(request.POST, cycle)
     form = forms.BulkApproveForm(request.POST)
     if not form.is_valid():
@@ -475,7 +475,7 @@ def desk_remind(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _staff(request, slug)
     cycle = _cycle(membership, request.POST)
     if cycle is None:
-        raise Http404("No such cycle.")
+        raise Http404(_("No such cycle."))
     waiting = list(services.not_submitted(cycle=cycle))
     form = forms.ReminderForm(request.POST, waiting=waiting)
     if not form.is_valid():
@@ -499,7 +499,7 @@ def desk_at_game(request: HttpRequest, slug: str) -> HttpResponse:
     membership = _staff(request, slug)
     cycle = _cycle(membership, request.POST)
     if cycle is None:
-        raise Http404("No such cycle.")
+        raise Http404(_("No such cycle."))
     form = AtGameQueueForm(request.POST, cycle=cycle)
     if form.is_valid():
         data = form.cleaned_data

@@ -25,7 +25,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 
-from characters.models import Approval, Character, InfluenceLoan, Status
+from characters.models import INFLUENCE_CHOICES, Approval, Character, InfluenceLoan, Status
 from characters.services.purchases import purchase_quote
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
@@ -65,11 +65,11 @@ def _own_characters(membership: Membership) -> QuerySet[Character]:
 
 def _own_character(membership: Membership, character_id: int) -> Character:
     if not 0 < character_id <= MAX_ID:
-        raise Http404("No such character.")
+        raise Http404(gettext("No such character."))
     try:
         return _own_characters(membership).select_related("player").get(pk=character_id)
     except Character.DoesNotExist:
-        raise Http404("No such character.") from None
+        raise Http404(gettext("No such character.")) from None
 
 
 def _submission(character: Character, cycle: Cycle) -> Submission | None:
@@ -206,13 +206,17 @@ def _render(
             "hx-include": "#texts",
         }
     )
+    labels = {name: str(label) for name, label in INFLUENCE_CHOICES}
     return chronicle_page(
         request,
         TEMPLATE,
         membership,
         status=status,
         items_of=_by_kind(items),
-        influence_left=services.influence_left(character=character, cycle=cycle),
+        influence_left=[
+            (labels.get(name, name), n)
+            for name, n in services.influence_left(character=character, cycle=cycle).items()
+        ],
         loans_out=list(
             InfluenceLoan.objects.filter(cycle=cycle, borrower=character).select_related("lender")
         ),
@@ -447,10 +451,10 @@ def action_add(request: HttpRequest, slug: str, character_id: int) -> HttpRespon
 def item_withdraw(request: HttpRequest, slug: str, character_id: int, item_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
     if not 0 < item_id <= MAX_ID:
-        raise Http404("No such item.")
+        raise Http404(gettext("No such item."))
     item = submission.items.filter(pk=item_id).first()
     if item is None:
-        raise Http404("No such item.")
+        raise Http404(gettext("No such item."))
     try:
         services.item_withdraw(item=item, by=chronicle_access.acting_user(request.user))
     except ValidationError as exc:
@@ -486,10 +490,10 @@ def loan_add(request: HttpRequest, slug: str, character_id: int) -> HttpResponse
 def loan_confirm(request: HttpRequest, slug: str, character_id: int, loan_id: int) -> HttpResponse:
     membership, character, submission = _edit(request, slug, character_id)
     if not 0 < loan_id <= MAX_ID:
-        raise Http404("No such loan.")
+        raise Http404(gettext("No such loan."))
     loan = InfluenceLoan.objects.filter(pk=loan_id, lender=character).first()
     if loan is None:
-        raise Http404("No such loan.")
+        raise Http404(gettext("No such loan."))
     try:
         services.loan_confirm(loan=loan, by=chronicle_access.acting_user(request.user))
     except ValidationError as exc:

@@ -16,6 +16,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from chronicle import access as chronicle_access
@@ -38,12 +39,12 @@ def _picked_cycle(request: HttpRequest, membership: Membership) -> tuple[list[Cy
     cycles = _cycles(membership)
     form = CyclePickForm(request.GET)
     if not form.is_valid():
-        raise Http404("No such cycle.")
+        raise Http404(gettext("No such cycle."))
     number = form.cleaned_data["cycle"]
     if number is not None:
         chosen = next((c for c in cycles if c.game.number == number), None)
         if chosen is None:
-            raise Http404("No such cycle.")
+            raise Http404(gettext("No such cycle."))
         return cycles, chosen
     done = [c for c in cycles if c.status != CycleStatus.OPEN]
     default = done or cycles
@@ -83,14 +84,14 @@ def _reports(cycle: Cycle) -> QuerySet[Submission]:
 def _submission(membership: Membership, pk: int) -> Submission:
     """A submission of the member's chronicle (staff only reach here), or 404."""
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such downtime.")
+        raise Http404(gettext("No such downtime."))
     submission = (
         Submission.objects.filter(pk=pk, cycle__chronicle=membership.chronicle)
         .select_related("cycle__game", "report_pick")
         .first()
     )
     if submission is None:
-        raise Http404("No such downtime.")
+        raise Http404(gettext("No such downtime."))
     return submission
 
 
@@ -155,7 +156,10 @@ def report_pick(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, f"Picked {submission.character.name}'s game report.")
+        messages.success(
+            request,
+            gettext("Picked %(name)s's game report.") % {"name": submission.character.name},
+        )
     return _back(slug, submission)
 
 
@@ -172,7 +176,10 @@ def report_unpick(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         else:
-            messages.success(request, f"Unpicked {submission.character.name}'s game report.")
+            messages.success(
+                request,
+                gettext("Unpicked %(name)s's game report.") % {"name": submission.character.name},
+            )
     return _back(slug, submission)
 
 
@@ -184,7 +191,9 @@ def report_pick_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     submission = _submission(membership, pk)
     pick = getattr(submission, "report_pick", None)
     if pick is None:
-        messages.error(request, "This report is not picked (any more); pick it first (DT-05).")
+        messages.error(
+            request, gettext("This report is not picked (any more); pick it first (DT-05).")
+        )
         return _back(slug, submission)
     form = ReportPickForm(request.POST, prefix=f"s{submission.pk}")
     if form.is_valid():
@@ -199,7 +208,11 @@ def report_pick_edit(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             for name, errors in getattr(exc, "message_dict", {None: exc.messages}).items():
                 form.add_error(name if name in form.fields else None, errors)
         else:
-            messages.success(request, f"Saved the sanitized text of {submission.character}.")
+            messages.success(
+                request,
+                gettext("Saved the sanitized text of %(name)s.")
+                % {"name": submission.character.name},
+            )
             return _back(slug, submission)
     # Re-render with what was typed kept and the refusal beside its field.
     return _picks_page(

@@ -13,6 +13,8 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -41,10 +43,11 @@ from ..models import (
     StructureStatus,
 )
 from ..services import searches as services
+from ..words import translated
 
 INFLUENCE_HELP = f"One of {', '.join(INFLUENCE_TYPES)}."
 KEY_HELP = "Your idempotency key: the same key twice gives one effect."
-UNKNOWN_CHARACTER = "No character of yours has that id."
+UNKNOWN_CHARACTER = gettext_noop("No character of yours has that id.")
 
 
 def _key(membership: Membership, key: str) -> str:
@@ -54,14 +57,14 @@ def _key(membership: Membership, key: str) -> str:
 def _own_character(membership: Membership, character_id: int) -> Character:
     character = access.own_characters(membership).filter(pk=character_id).first()
     if character is None:
-        raise serializers.ValidationError({"character": UNKNOWN_CHARACTER})
+        raise serializers.ValidationError({"character": _(UNKNOWN_CHARACTER)})
     return character
 
 
 def _chronicle_character(membership: Membership, character_id: int, field: str) -> Character:
     character = Character.objects.filter(chronicle=membership.chronicle, pk=character_id).first()
     if character is None:
-        raise serializers.ValidationError({field: "No character of this chronicle has that id."})
+        raise serializers.ValidationError({field: _("No character of this chronicle has that id.")})
     return character
 
 
@@ -70,7 +73,7 @@ def _chronicle_game(membership: Membership, game_id: int | None) -> Game | None:
         return None
     game = Game.objects.filter(chronicle=membership.chronicle, pk=game_id).first()
     if game is None:
-        raise serializers.ValidationError({"game": "No game of this chronicle has that id."})
+        raise serializers.ValidationError({"game": _("No game of this chronicle has that id.")})
     return game
 
 
@@ -91,7 +94,7 @@ def _own_find(membership: Membership, find_id: int, attacker: Character | None) 
         finds = finds.filter(character=attacker)
     find = finds.first()
     if find is None:
-        raise serializers.ValidationError({"find": [services.UNKNOWN_HAVEN]})
+        raise serializers.ValidationError({"find": [_(services.UNKNOWN_HAVEN)]})
     return find
 
 
@@ -162,8 +165,16 @@ class SearchSerializer(serializers.ModelSerializer):
         return [r.structure.location for r in getattr(search, "found_results", [])]
 
 
+class StoredTextField(serializers.CharField):
+    """A sentence a havens row keeps in English, in the request's language (havens.words)."""
+
+    def to_representation(self, value: Any) -> str:
+        return translated(str(value))
+
+
 class SearchResultSerializer(serializers.ModelSerializer):
     location = serializers.CharField(source="structure.location")
+    explanation = StoredTextField(read_only=True)
 
     class Meta:
         model = SearchResult
@@ -244,10 +255,10 @@ class SearchViewSet(
     def get_object(self) -> Search:
         pk = int(self.kwargs["pk"])
         if not 0 < pk <= MAX_ID:
-            raise Http404("No such search.")
+            raise Http404(_("No such search."))
         search = self.get_queryset().filter(pk=pk).first()
         if search is None:
-            raise Http404("No such search.")
+            raise Http404(_("No such search."))
         return search
 
     def get_serializer_context(self) -> dict[str, Any]:
@@ -386,6 +397,8 @@ class HavenAttackSerializer(serializers.ModelSerializer):
 
 
 class StaffHavenAttackSerializer(HavenAttackSerializer):
+    explanation = StoredTextField(read_only=True)
+
     class Meta(HavenAttackSerializer.Meta):
         fields = [
             *HavenAttackSerializer.Meta.fields,
@@ -465,7 +478,7 @@ class HavenAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericVi
         number = int(pk)
         attack = self.get_queryset().filter(pk=number).first() if 0 < number <= MAX_ID else None
         if attack is None:
-            raise Http404("No such attack.")
+            raise Http404(_("No such attack."))
         attack = services.influence_attack_withdraw(
             attack=attack, by=chronicle_access.acting_user(request.user)
         )
@@ -579,7 +592,7 @@ class ReinforcementAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.G
         structure = _staff_structure(self.membership, data["structure"])
         if structure.status != StructureStatus.STANDING:
             raise serializers.ValidationError(
-                {"structure": "Only a standing structure can be attacked (HAV-26)."}
+                {"structure": _("Only a standing structure can be attacked (HAV-26).")}
             )
         game = _chronicle_game(self.membership, data["game"])
         assert game is not None
@@ -695,7 +708,7 @@ class HiddenObjectViewSet(
         pk = int(self.kwargs["pk"])
         obj = self.get_queryset().filter(pk=pk).first() if 0 < pk <= MAX_ID else None
         if obj is None:
-            raise Http404("No such object.")
+            raise Http404(_("No such object."))
         return obj
 
     @extend_schema(request=HiddenObjectInputSerializer, responses={201: HiddenObjectSerializer})
@@ -740,7 +753,7 @@ class HiddenObjectViewSet(
         try:
             won = {int(k): v for k, v in (data.get("won") or {}).items()}
         except ValueError:
-            raise serializers.ValidationError({"won": "Keys are object ids."}) from None
+            raise serializers.ValidationError({"won": _("Keys are object ids.")}) from None
         record = services.hidden_object_search(
             searcher=_chronicle_character(self.membership, data["searcher"], "searcher"),
             number=data["number"],

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
@@ -29,7 +31,7 @@ from ..services import ownership as services
 # choice sets elsewhere in the API, and the services check every value anyway.
 KINDS_HELP = "outer or crypt (HAV-01)."
 ATTRIBUTE_HELP = "One of: " + ", ".join(rules.ATTRIBUTE_KINDS) + " (HAV-10..22)."
-UNKNOWN_CHARACTER = "No character you may act for has that id."
+UNKNOWN_CHARACTER = gettext_noop("No character you may act for has that id.")
 
 # --- Serializers -------------------------------------------------------------------------------
 
@@ -313,7 +315,7 @@ class StructureViewSet(
     def _character(self, character_id: int) -> Character:
         character = access.acting_characters(self.membership).filter(pk=character_id).first()
         if character is None:
-            raise serializers.ValidationError({"character": UNKNOWN_CHARACTER})
+            raise serializers.ValidationError({"character": _(UNKNOWN_CHARACTER)})
         return character
 
     def _outer(self, outer_id: int | None) -> Structure | None:
@@ -321,7 +323,7 @@ class StructureViewSet(
             return None
         outer = access.structures_visible_to(self.membership).filter(pk=outer_id).first()
         if outer is None:
-            raise serializers.ValidationError({"outer": services.UNKNOWN_OUTER})
+            raise serializers.ValidationError({"outer": _(services.UNKNOWN_OUTER)})
         return outer
 
     def _key(self, key: str) -> str:
@@ -415,7 +417,7 @@ class StructureViewSet(
         data = self._body(HavenContributeInputSerializer)
         project = structure.projects.filter(pk=data["project"]).first()
         if project is None:
-            raise serializers.ValidationError({"project": "This haven has no such project."})
+            raise serializers.ValidationError({"project": _("This haven has no such project.")})
         contribution = services.project_contribute(
             project=project,
             character=self._character(data["character"]),
@@ -433,7 +435,7 @@ class StructureViewSet(
         data = self._body(HavenRepairInputSerializer)
         attribute = structure.attributes.filter(pk=data["attribute"]).first()
         if attribute is None:
-            raise serializers.ValidationError({"attribute": "This haven has no such attribute."})
+            raise serializers.ValidationError({"attribute": _("This haven has no such attribute.")})
         project = services.repair_request(
             attribute=attribute,
             character=self._character(data["character"]),
@@ -448,7 +450,7 @@ class StructureViewSet(
         data = self._body(HavenProjectActionSerializer)
         project = structure.projects.filter(pk=data["project"]).first()
         if project is None:
-            raise serializers.ValidationError({"project": "This haven has no such project."})
+            raise serializers.ValidationError({"project": _("This haven has no such project.")})
         project = services.project_cancel(
             project=project,
             character=self._character(data["character"]),
@@ -510,7 +512,9 @@ class StructureViewSet(
         data = self._body(HavenCryptVoteInputSerializer)
         crypt = Structure.objects.filter(outer=structure, pk=data["crypt"]).first()
         if crypt is None:
-            raise serializers.ValidationError({"crypt": "No crypt inside this haven has that id."})
+            raise serializers.ValidationError(
+                {"crypt": _("No crypt inside this haven has that id.")}
+            )
         vote = services.crypt_destroy_vote(
             crypt=crypt,
             voter=self._character(data["character"]),
@@ -525,7 +529,7 @@ class StructureViewSet(
         data = self._body(HavenChangeCancelSerializer)
         change = access.own_changes(self.membership, structure).filter(pk=data["change"]).first()
         if change is None:
-            raise serializers.ValidationError({"change": "This haven has no such change."})
+            raise serializers.ValidationError({"change": _("This haven has no such change.")})
         change = services.change_cancel(
             change=change, by=chronicle_access.acting_user(request.user)
         )
@@ -544,11 +548,11 @@ class StructureViewSet(
         game = Game.objects.filter(chronicle=self.membership.chronicle, number=data["game"]).first()
         if game is None:
             raise serializers.ValidationError(
-                {"game": "No game of this chronicle has that number."}
+                {"game": _("No game of this chronicle has that number.")}
             )
         thieves = list(access.acting_characters(self.membership).filter(pk__in=data["thieves"]))
         if len(thieves) != len(set(data["thieves"])):
-            raise serializers.ValidationError({"thieves": UNKNOWN_CHARACTER})
+            raise serializers.ValidationError({"thieves": _(UNKNOWN_CHARACTER)})
         control = services.theft_control_record(
             structure=structure,
             game=game,

@@ -8,6 +8,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from characters.models import INFLUENCE_CHOICES, Character
 from characters.models import Status as CharacterStatus
@@ -16,6 +17,7 @@ from chronicle.models import Game, Membership
 
 from .. import access, rules
 from ..models import (
+    ATTRIBUTE_LABELS,
     AlarmEffect,
     AlarmTrigger,
     Attribute,
@@ -30,11 +32,11 @@ ALARM_ROWS = 4
 QUANTITY_KINDS = [kind for kind in rules.ATTRIBUTE_KINDS if kind != "alarm"]
 ONCE = rules.ONCE_PER_STRUCTURE
 HELP = {
-    "influence_resistance": "Points, in steps of 3 (1 influence each).",
-    "reinforcement": "Points, in steps of 10 (1 influence each).",
-    "exit": "At most 5 on a crypt; none on a mobile haven.",
-    "hiding": "Doubles hiding points; not with Mobility.",
-    "mobility": "Not with Hiding, reinforcement or exits.",
+    "influence_resistance": _("Points, in steps of 3 (1 influence each)."),
+    "reinforcement": _("Points, in steps of 10 (1 influence each)."),
+    "exit": _("At most 5 on a crypt; none on a mobile haven."),
+    "hiding": _("Doubles hiding points; not with Mobility."),
+    "mobility": _("Not with Hiding, reinforcement or exits."),
 }
 
 
@@ -67,9 +69,8 @@ class _AttributesMixin(forms.Form):
 
     def add_attribute_fields(self) -> None:
         for kind in QUANTITY_KINDS:
-            label = kind.replace("_", " ").capitalize()
             self.fields[quantity_field(kind)] = forms.IntegerField(
-                label=label,
+                label=ATTRIBUTE_LABELS[kind],
                 min_value=0,
                 max_value=1 if kind in ONCE else MAX_QUANTITY,
                 required=False,
@@ -78,12 +79,12 @@ class _AttributesMixin(forms.Form):
             )
         for row in range(ALARM_ROWS):
             self.fields[f"alarm_trigger_{row}"] = forms.ChoiceField(
-                label=f"Alarm {row + 1}: trigger",
+                label=_("Alarm %(number)s: trigger") % {"number": row + 1},
                 choices=[("", "—"), *AlarmTrigger.choices],
                 required=False,
             )
             self.fields[f"alarm_effect_{row}"] = forms.ChoiceField(
-                label=f"Alarm {row + 1}: effect",
+                label=_("Alarm %(number)s: effect") % {"number": row + 1},
                 choices=[("", "—"), *AlarmEffect.choices],
                 required=False,
             )
@@ -128,22 +129,22 @@ class _DesignToken(forms.Form):
 
 
 class DesignForm(_DesignToken, _AttributesMixin):
-    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Designed by")
-    kind = forms.ChoiceField(label="Kind", choices=StructureKind.choices)
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label=_("Designed by"))
+    kind = forms.ChoiceField(label=_("Kind"), choices=StructureKind.choices)
     outer = forms.ModelChoiceField(
         queryset=Structure.objects.none(),
-        label="Inside (crypts only)",
+        label=_("Inside (crypts only)"),
         required=False,
-        help_text="A crypt is built inside an outer haven one of your characters owns.",
+        help_text=_("A crypt is built inside an outer haven one of your characters owns."),
     )
-    name = forms.CharField(label="Name", max_length=NAME_MAX)
+    name = forms.CharField(label=_("Name"), max_length=NAME_MAX)
     location = forms.CharField(
-        label="Location",
+        label=_("Location"),
         max_length=300,
-        help_text="Where it is: the one thing a search that finds it reveals (HAV-25b).",
+        help_text=_("Where it is: the one thing a search that finds it reveals (HAV-25b)."),
     )
     description = forms.CharField(
-        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 3})
+        label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3})
     )
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
@@ -162,7 +163,7 @@ class DesignForm(_DesignToken, _AttributesMixin):
 
 
 class UpgradeForm(_AttributesMixin):
-    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Ordered by")
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label=_("Ordered by"))
     version = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
     def __init__(
@@ -175,9 +176,9 @@ class UpgradeForm(_AttributesMixin):
 
 
 class ContributeForm(forms.Form):
-    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="Who pays")
-    influence = forms.ChoiceField(label="Influence", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=MAX_QUANTITY)
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label=_("Who pays"))
+    influence = forms.ChoiceField(label=_("Influence"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=MAX_QUANTITY)
     # One key per form shown: a double click or a resubmission pays once.
     key = forms.CharField(widget=forms.HiddenInput, max_length=40)
 
@@ -192,7 +193,7 @@ class ContributeForm(forms.Form):
 class OwnerActionForm(forms.Form):
     """Repairs, cancelling a project, forsaking, a crypt vote: which character of yours acts."""
 
-    character = forms.ModelChoiceField(queryset=Character.objects.none(), label="As")
+    character = forms.ModelChoiceField(queryset=Character.objects.none(), label=_("As"))
 
     def __init__(
         self,
@@ -210,16 +211,16 @@ class HandOverForm(OwnerActionForm):
     also pick the character."""
 
     to_name = forms.CharField(
-        label="To (their character's name)",
+        label=_("To (their character's name)"),
         max_length=NAME_MAX,
         required=False,
-        help_text="An ST confirms the recipient if the name is not exact.",
+        help_text=_("An ST confirms the recipient if the name is not exact."),
     )
     to_character = forms.ModelChoiceField(
-        queryset=Character.objects.none(), label="Or pick the character", required=False
+        queryset=Character.objects.none(), label=_("Or pick the character"), required=False
     )
     note = forms.CharField(
-        label="Note for the STs", required=False, widget=forms.Textarea(attrs={"rows": 2})
+        label=_("Note for the STs"), required=False, widget=forms.Textarea(attrs={"rows": 2})
     )
 
     def __init__(self, *args: Any, membership: Membership, structure: Structure, **kw: Any):
@@ -234,13 +235,13 @@ class HandOverForm(OwnerActionForm):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if not data.get("to_name") and not data.get("to_character"):
-            self.add_error("to_name", "Give the recipient's character name.")
+            self.add_error("to_name", _("Give the recipient's character name."))
         return data
 
 
 class TheftControlForm(forms.Form):
-    game = forms.ModelChoiceField(queryset=Game.objects.none(), label="Game")
-    thieves = forms.ModelMultipleChoiceField(queryset=Character.objects.none(), label="Thieves")
+    game = forms.ModelChoiceField(queryset=Game.objects.none(), label=_("Game"))
+    thieves = forms.ModelMultipleChoiceField(queryset=Character.objects.none(), label=_("Thieves"))
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -253,18 +254,24 @@ class TheftControlForm(forms.Form):
 
 
 LOCK_TEST_RESULTS = [
-    ("lost", "The attacker lost: a failed opening (may set off alarms)"),
-    ("bypass", "The attacker won and bypassed the lock"),
-    ("destroy", "The attacker won and destroyed the lock (open until repaired)"),
+    ("lost", _("The attacker lost: a failed opening (may set off alarms)")),
+    ("bypass", _("The attacker won and bypassed the lock")),
+    ("destroy", _("The attacker won and destroyed the lock (open until repaired)")),
 ]
+
+
+def _lock_label(lock: Attribute) -> str:
+    return _("Two-way lock #%(number)s") % {"number": lock.pk}
 
 
 class LockTestForm(forms.Form):
     """HAV-16: one static test against a two-way lock at a game, as the ST saw it played."""
 
-    lock = forms.ModelChoiceField(queryset=Attribute.objects.none(), label="Two-way lock")
-    game = forms.ModelChoiceField(queryset=Game.objects.none(), label="Game")
-    result = forms.ChoiceField(choices=LOCK_TEST_RESULTS, label="Result (the attacker wins ties)")
+    lock = forms.ModelChoiceField(queryset=Attribute.objects.none(), label=_("Two-way lock"))
+    game = forms.ModelChoiceField(queryset=Game.objects.none(), label=_("Game"))
+    result = forms.ChoiceField(
+        choices=LOCK_TEST_RESULTS, label=_("Result (the attacker wins ties)")
+    )
     key = forms.CharField(widget=forms.HiddenInput, max_length=64)
 
     def __init__(
@@ -276,25 +283,28 @@ class LockTestForm(forms.Form):
         self.fields["lock"].queryset = Attribute.objects.filter(  # type: ignore[attr-defined]
             structure=structure, kind="two_way_lock", state=AttributeState.ACTIVE
         ).order_by("pk")
-        self.fields["lock"].label_from_instance = lambda a: f"Two-way lock #{a.pk}"  # type: ignore[attr-defined]
+        self.fields["lock"].label_from_instance = _lock_label  # type: ignore[attr-defined]
         self.fields["game"].queryset = Game.objects.filter(  # type: ignore[attr-defined]
             chronicle=membership.chronicle
         ).order_by("-date")
 
 
 class DestroyForm(forms.Form):
-    note = forms.CharField(label="Ruling", widget=forms.Textarea(attrs={"rows": 2}))
+    note = forms.CharField(label=_("Ruling"), widget=forms.Textarea(attrs={"rows": 2}))
 
 
 class ListFilterForm(forms.Form):
     status = forms.ChoiceField(
+        label=_("Status"),
         choices=[
-            ("", "Any status"),
-            ("planned", "Planned"),
-            ("standing", "Standing"),
-            ("destroyed", "Destroyed"),
+            ("", _("Any status")),
+            ("planned", _("Planned")),
+            ("standing", _("Standing")),
+            ("destroyed", _("Destroyed")),
         ],
         required=False,
     )
-    kind = forms.ChoiceField(choices=[("", "Any kind"), *StructureKind.choices], required=False)
-    owner = forms.CharField(label="Owner name", max_length=NAME_MAX, required=False)
+    kind = forms.ChoiceField(
+        label=_("Kind"), choices=[("", _("Any kind")), *StructureKind.choices], required=False
+    )
+    owner = forms.CharField(label=_("Owner name"), max_length=NAME_MAX, required=False)

@@ -12,6 +12,7 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext_lazy as _
 
 from characters.models import INFLUENCE_CHOICES, Character, Status
 from characters.rules import LEVELS
@@ -24,13 +25,17 @@ from ..services.searches import TARGET_NAME_MAX
 MAX_POINTS = 100
 # The empty first choice keeps an untouched attacker row empty: "No Potence" is an attacker
 # who adds 4 to the bid (HAV-26), not a blank row.
-POTENCE_CHOICES = [("", "—"), (0, "No Potence")] + [
+POTENCE_CHOICES = [("", "—"), (0, _("No Potence"))] + [
     (n, code) for n, code in enumerate(LEVELS, start=1)
 ]
 ATTACKER_ROWS = 5
 TEST_ROWS = 6
 AT_GAME_ROWS = 3
-TEST_CHOICES = [("", "not played"), ("lost", "attackers lost"), ("won", "attackers won")]
+TEST_CHOICES = [
+    ("", _("not played")),
+    ("lost", _("attackers lost")),
+    ("won", _("attackers won")),
+]
 
 
 def new_key() -> str:
@@ -60,14 +65,14 @@ def chronicle_characters(membership: Membership) -> QuerySet[Character]:
 
 
 class SearchForm(_Keyed):
-    character = _CharacterLabel(label="Searcher", queryset=Character.objects.none())
+    character = _CharacterLabel(label=_("Searcher"), queryset=Character.objects.none())
     target_name = forms.CharField(
-        label="Whose havens (the character's name)",
+        label=_("Whose havens (the character's name)"),
         max_length=TARGET_NAME_MAX,
-        help_text="As you know them in play; a storyteller matches the name.",
+        help_text=_("As you know them in play; a storyteller matches the name."),
     )
-    influence = forms.ChoiceField(label="Influence", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=MAX_POINTS)
+    influence = forms.ChoiceField(label=_("Influence"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=MAX_POINTS)
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,10 +80,10 @@ class SearchForm(_Keyed):
 
 
 class JoinForm(_Keyed):
-    character = _CharacterLabel(label="Searcher", queryset=Character.objects.none())
-    party_code = forms.CharField(label="Search code", max_length=32)
-    influence = forms.ChoiceField(label="Influence", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=MAX_POINTS)
+    character = _CharacterLabel(label=_("Searcher"), queryset=Character.objects.none())
+    party_code = forms.CharField(label=_("Search code"), max_length=32)
+    influence = forms.ChoiceField(label=_("Influence"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=MAX_POINTS)
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -88,13 +93,16 @@ class JoinForm(_Keyed):
 class _FindChoice(forms.ModelChoiceField):
     def label_from_instance(self, obj: Any) -> str:
         # Location only (HAV-25b): never the structure's name.
-        return f"{obj.structure.location} (found by {obj.character.name})"
+        return _("%(location)s (found by %(name)s)") % {
+            "location": obj.structure.location,
+            "name": obj.character.name,
+        }
 
 
 class AttackForm(_Keyed):
-    find = _FindChoice(label="Haven you found", queryset=Find.objects.none())
-    influence = forms.ChoiceField(label="Influence", choices=INFLUENCE_CHOICES)
-    points = forms.IntegerField(label="Points", min_value=1, max_value=MAX_POINTS)
+    find = _FindChoice(label=_("Haven you found"), queryset=Find.objects.none())
+    influence = forms.ChoiceField(label=_("Influence"), choices=INFLUENCE_CHOICES)
+    points = forms.IntegerField(label=_("Points"), min_value=1, max_value=MAX_POINTS)
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -107,7 +115,7 @@ class AttackForm(_Keyed):
 
 
 class LinkForm(forms.Form):
-    target = _CharacterLabel(label="Target", queryset=Character.objects.none())
+    target = _CharacterLabel(label=_("Target"), queryset=Character.objects.none())
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,7 +123,7 @@ class LinkForm(forms.Form):
 
 
 class AtGameSearchForm(_Keyed):
-    target = _CharacterLabel(label="Target", queryset=Character.objects.none())
+    target = _CharacterLabel(label=_("Target"), queryset=Character.objects.none())
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -147,9 +155,11 @@ class _StructureChoice(forms.ModelChoiceField):
 
 
 class ReinforcementForm(_Keyed):
-    structure = _StructureChoice(label="Structure", queryset=Structure.objects.none())
-    game = forms.ModelChoiceField(label="Game", queryset=Game.objects.none(), required=False)
-    note = forms.CharField(label="Note", required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    structure = _StructureChoice(label=_("Structure"), queryset=Structure.objects.none())
+    game = forms.ModelChoiceField(label=_("Game"), queryset=Game.objects.none(), required=False)
+    note = forms.CharField(
+        label=_("Note"), required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -164,13 +174,15 @@ class ReinforcementForm(_Keyed):
         characters = chronicle_characters(membership)
         for i in range(1, ATTACKER_ROWS + 1):
             self.fields[f"name_{i}"] = forms.CharField(
-                label=f"Attacker {i}", max_length=120, required=False
+                label=_("Attacker %(number)s") % {"number": i}, max_length=120, required=False
             )
             self.fields[f"character_{i}"] = _CharacterLabel(
-                label=f"Attacker {i}'s character", queryset=characters, required=False
+                label=_("Attacker %(number)s's character") % {"number": i},
+                queryset=characters,
+                required=False,
             )
             self.fields[f"potence_{i}"] = forms.TypedChoiceField(
-                label=f"Attacker {i}'s Potence",
+                label=_("Attacker %(number)s's Potence") % {"number": i},
                 choices=POTENCE_CHOICES,
                 coerce=int,
                 required=False,
@@ -178,7 +190,9 @@ class ReinforcementForm(_Keyed):
             )
         for i in range(1, TEST_ROWS + 1):
             self.fields[f"test_{i}"] = forms.ChoiceField(
-                label=f"Test {i} (every 5 minutes)", choices=TEST_CHOICES, required=False
+                label=_("Test %(number)s (every 5 minutes)") % {"number": i},
+                choices=TEST_CHOICES,
+                required=False,
             )
 
     def attacker_rows(self) -> list[tuple[Character | None, str, int]]:
@@ -200,7 +214,7 @@ class ReinforcementForm(_Keyed):
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         if not self.errors and not self.attacker_rows():
-            self.add_error("name_1", "Give at least one attacker (HAV-26).")
+            self.add_error("name_1", _("Give at least one attacker (HAV-26)."))
         return data
 
     @property
@@ -216,12 +230,12 @@ class ReinforcementForm(_Keyed):
 
 
 class HiddenRegisterForm(_Keyed):
-    hider = _CharacterLabel(label="Hider", queryset=Character.objects.none())
-    description = forms.CharField(label="Object", max_length=300)
-    place = forms.CharField(label="Place (flavour)", max_length=300, required=False)
-    obfuscate_bid = forms.IntegerField(label="Obfuscate bid", min_value=0, max_value=1000)
-    number = forms.IntegerField(label="Number", min_value=1, max_value=10)
-    game = forms.ModelChoiceField(label="Game", queryset=Game.objects.none(), required=False)
+    hider = _CharacterLabel(label=_("Hider"), queryset=Character.objects.none())
+    description = forms.CharField(label=_("Object"), max_length=300)
+    place = forms.CharField(label=_("Place (flavour)"), max_length=300, required=False)
+    obfuscate_bid = forms.IntegerField(label=_("Obfuscate bid"), min_value=0, max_value=1000)
+    number = forms.IntegerField(label=_("Number"), min_value=1, max_value=10)
+    game = forms.ModelChoiceField(label=_("Game"), queryset=Game.objects.none(), required=False)
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -233,10 +247,10 @@ class HiddenRegisterForm(_Keyed):
 
 class HiddenSearchForm(_Keyed):
     searcher = _CharacterLabel(
-        label="Searcher (Auspex 2a or higher)", queryset=Character.objects.none()
+        label=_("Searcher (Auspex 2a or higher)"), queryset=Character.objects.none()
     )
-    number = forms.IntegerField(label="Number", help_text="1 to 10 (HID-02)")
-    game = forms.ModelChoiceField(label="Game", queryset=Game.objects.none(), required=False)
+    number = forms.IntegerField(label=_("Number"), help_text=_("1 to 10 (HID-02)"))
+    game = forms.ModelChoiceField(label=_("Game"), queryset=Game.objects.none(), required=False)
 
     def __init__(self, *args: Any, membership: Membership, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -254,7 +268,8 @@ class HiddenWinsForm(forms.Form):
         for row in record.results:
             if row["won"] is None:
                 self.fields[f"won_{row['object']}"] = forms.BooleanField(
-                    label=f"Object {row['object']}: the searcher won", required=False
+                    label=_("Object %(number)s: the searcher won") % {"number": row["object"]},
+                    required=False,
                 )
 
     def won(self) -> dict[int, bool]:

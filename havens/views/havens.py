@@ -15,8 +15,11 @@ from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop, ngettext, pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from characters.models import INFLUENCE_CHOICES
 from characters.services.influence import influence_left
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
@@ -37,6 +40,7 @@ from ..forms.havens import (
     UpgradeForm,
 )
 from ..models import (
+    ATTRIBUTE_CHOICES,
     Attribute,
     ChangeKind,
     ChangeStatus,
@@ -67,12 +71,39 @@ def _show_errors(form: Form, exc: ValidationError) -> None:
         form.add_error(target, errors)
 
 
+# `selectors.ownership_label` in words (HAV-02).
+OWNERSHIP_LABELS = {
+    "none": pgettext_lazy("ownership", "none"),
+    "exclusive": pgettext_lazy("ownership", "exclusive"),
+    "partial": pgettext_lazy("ownership", "partial"),
+}
+
+
+def _ownership_label(owner_count: int) -> str:
+    return str(OWNERSHIP_LABELS[selectors.ownership_label(owner_count)])
+
+
+def _labelled(amounts: dict[str, int], labels: Any) -> list[tuple[str, int]]:
+    """A kind → number mapping as (label, number) pairs, for a page."""
+    names = dict(labels)
+    return [(str(names.get(kind, kind)), n) for kind, n in amounts.items()]
+
+
+NOT_FOUND = {
+    "project": gettext_noop("No such project."),
+    "attribute": gettext_noop("No such attribute."),
+    "crypt": gettext_noop("No such crypt."),
+    "change": gettext_noop("No such change."),
+}
+
+
 def _one(queryset: QuerySet[Any], pk: int, what: str) -> Any:
+    """`what` names the refusal in `NOT_FOUND`."""
     if not 0 < pk <= MAX_ID:
-        raise Http404(f"No such {what}.")
+        raise Http404(_(NOT_FOUND[what]))
     found = queryset.filter(pk=pk).first()
     if found is None:
-        raise Http404(f"No such {what}.")
+        raise Http404(_(NOT_FOUND[what]))
     return found
 
 
@@ -126,7 +157,7 @@ def haven_list(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "structure": s,
             "owners": owners[s.pk],
-            "label": selectors.ownership_label(len(owners[s.pk])),
+            "label": _ownership_label(len(owners[s.pk])),
             "attributes": attributes[s.pk],
             "broken": [a for a in attributes[s.pk] if a.state != "active"],
             "projects": projects[s.pk],
@@ -197,7 +228,10 @@ def haven_design(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             _show_errors(form, exc)
         else:
-            messages.success(request, f"{structure.name} is planned: pay into it to own it.")
+            messages.success(
+                request,
+                _("%(haven)s is planned: pay into it to own it.") % {"haven": structure.name},
+            )
             return redirect("haven_detail", slug=slug, pk=structure.pk)
     quote = _design_quote(form, membership) if form.is_bound else None
     return chronicle_page(
@@ -255,7 +289,15 @@ def haven_upgrade(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
                 data["version"] = str(structure.version)
                 form.data = data
         else:
-            messages.success(request, f"{len(projects)} project(s) added to {structure.name}.")
+            messages.success(
+                request,
+                ngettext(
+                    "%(count)s project added to %(haven)s.",
+                    "%(count)s projects added to %(haven)s.",
+                    len(projects),
+                )
+                % {"count": len(projects), "haven": structure.name},
+            )
             return redirect("haven_detail", slug=slug, pk=structure.pk)
     return chronicle_page(
         request,
@@ -263,7 +305,7 @@ def haven_upgrade(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         membership,
         form=form,
         structure=structure,
-        design=selectors.designs([structure])[structure.pk],
+        design=_labelled(selectors.designs([structure])[structure.pk], ATTRIBUTE_CHOICES),
         quote=_upgrade_quote(form, structure) if form.is_bound else None,
         status=400 if request.method == "POST" else 200,
     )
@@ -368,7 +410,14 @@ def _detail(
         if p.status == ProjectStatus.OPEN and owner_tools
     }
     cycle = current_downtime(membership.chronicle)
-    left = [(c, influence_left(character=c, cycle=cycle)) for c in characters] if cycle else []
+    left = (
+        [
+            (c, _labelled(influence_left(character=c, cycle=cycle), INFLUENCE_CHOICES))
+            for c in characters
+        ]
+        if cycle
+        else []
+    )
     crypts: list[Structure] = []
     if structure.kind == StructureKind.OUTER and (mine or staff):
         # Owners of the outer haven know a crypt is inside, its name and its location; its
@@ -387,7 +436,7 @@ def _detail(
     context: dict[str, Any] = {
         "structure": structure,
         "owners": owners,
-        "label": selectors.ownership_label(len(owners)),
+        "label": _ownership_label(len(owners)),
         "history": history,
         "attributes": selectors.built_attributes([structure])[structure.pk],
         "projects": projects,
@@ -482,7 +531,7 @@ def haven_contribute(request: HttpRequest, slug: str, pk: int, project_id: int) 
         form_key=f"contribute-{project.pk}",
         make_form=make,
         run=run,
-        done="Contribution recorded.",
+        done=_("Contribution recorded."),
     )
 
 
@@ -505,7 +554,7 @@ def haven_repair(request: HttpRequest, slug: str, pk: int, attribute_id: int) ->
         run=lambda m, s, f: services.repair_request(
             attribute=attribute, character=f.cleaned_data["character"], by=_by(request)
         ),
-        done="Repair ordered: pay into it to have it done in downtime (HAV-24).",
+        done=_("Repair ordered: pay into it to have it done in downtime (HAV-24)."),
     )
 
 
@@ -524,7 +573,7 @@ def haven_project_cancel(request: HttpRequest, slug: str, pk: int, project_id: i
         run=lambda m, s, f: services.project_cancel(
             project=project, character=f.cleaned_data["character"], by=_by(request)
         ),
-        done="Project cancelled.",
+        done=_("Project cancelled."),
     )
 
 
@@ -543,7 +592,7 @@ def haven_project_release(
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Held project cancelled; its influence is given back.")
+        messages.success(request, _("Held project cancelled; its influence is given back."))
     return redirect("haven_detail", slug=slug, pk=structure.pk)
 
 
@@ -564,9 +613,9 @@ def _hand_over(request: HttpRequest, slug: str, pk: int, which: str) -> HttpResp
 
     # The same sentence whether or not the name matched a character (HAV-04).
     done = (
-        "Transfer asked for; it takes effect in downtime (HAV-05)."
+        _("Transfer asked for; it takes effect in downtime (HAV-05).")
         if which == "transfer"
-        else "Will recorded; it applies only on your character's death (HAV-05)."
+        else _("Will recorded; it applies only on your character's death (HAV-05).")
     )
     return _act(
         request,
@@ -603,7 +652,7 @@ def haven_forsake(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         run=lambda m, s, f: services.structure_forsake_request(
             structure=s, character=f.cleaned_data["character"], by=_by(request)
         ),
-        done="Forsaking asked for; it takes effect in downtime (HAV-06).",
+        done=_("Forsaking asked for; it takes effect in downtime (HAV-06)."),
     )
 
 
@@ -623,7 +672,7 @@ def haven_crypt_vote(request: HttpRequest, slug: str, pk: int, crypt_id: int) ->
         run=lambda m, s, f: services.crypt_destroy_vote(
             crypt=crypt, voter=f.cleaned_data["character"], by=_by(request)
         ),
-        done="Vote recorded (HAV-03).",
+        done=_("Vote recorded (HAV-03)."),
     )
 
 
@@ -638,7 +687,7 @@ def haven_change_cancel(request: HttpRequest, slug: str, pk: int, change_id: int
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Change cancelled.")
+        messages.success(request, _("Change cancelled."))
     return redirect("haven_detail", slug=slug, pk=structure.pk)
 
 
@@ -667,7 +716,7 @@ def haven_theft_control(request: HttpRequest, slug: str, pk: int) -> HttpRespons
             thieves=list(f.cleaned_data["thieves"]),
             by=_by(request),
         ),
-        done="Theft control recorded (HAV-07).",
+        done=_("Theft control recorded (HAV-07)."),
     )
 
 
@@ -690,9 +739,13 @@ def haven_lock_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             by=_by(request),
             key=f"page:{m.chronicle_id}:{form.cleaned_data['key']}",
         )
-        fired = outcome["fired"]
-        penetrated = " Every two-way lock is beaten: penetrated." if outcome["penetrated"] else ""
-        messages.info(request, f"Alarms fired: {fired}.{penetrated}")
+        fired = {"fired": outcome["fired"]}
+        messages.info(
+            request,
+            _("Alarms fired: %(fired)s. Every two-way lock is beaten: penetrated.") % fired
+            if outcome["penetrated"]
+            else _("Alarms fired: %(fired)s.") % fired,
+        )
 
     return _act(
         request,
@@ -701,7 +754,7 @@ def haven_lock_test(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         form_key="lock_test",
         make_form=make,
         run=run,
-        done="Lock test recorded (HAV-16).",
+        done=_("Lock test recorded (HAV-16)."),
     )
 
 
@@ -717,7 +770,7 @@ def haven_destroy(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         run=lambda m, s, f: services.structure_destroy(
             structure=s, by=_by(request), note=f.cleaned_data["note"]
         ),
-        done="Haven destroyed by ruling.",
+        done=_("Haven destroyed by ruling."),
     )
 
 

@@ -19,8 +19,11 @@ from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from characters.models import INFLUENCE_CHOICES
 from characters.services.influence import influence_left
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
@@ -41,6 +44,7 @@ from ..models import (
     SearchStatus,
 )
 from ..services import searches as services
+from ..words import translated
 
 
 def _show_errors(form: Form, exc: ValidationError, rename: dict[str, str] | None = None) -> None:
@@ -56,14 +60,14 @@ def _show_errors(form: Form, exc: ValidationError, rename: dict[str, str] | None
 
 def _game(membership: Membership, number: int) -> Game:
     if not 0 < number <= MAX_ID:
-        raise Http404("No such game.")
+        raise Http404(_("No such game."))
     game = (
         Game.objects.filter(chronicle=membership.chronicle, number=number)
         .select_related("cycle")
         .first()
     )
     if game is None or not hasattr(game, "cycle"):
-        raise Http404("No such game.")
+        raise Http404(_("No such game."))
     return game
 
 
@@ -74,8 +78,18 @@ def _player_context(membership: Membership, **forms_given: Any) -> dict[str, Any
     characters = list(forms.own_active_characters(membership))
     own_ids = {c.pk for c in characters}
     cycle = current_downtime(membership.chronicle)
+    labels = {kind: str(label) for kind, label in INFLUENCE_CHOICES}
     left = (
-        [(c, influence_left(character=c, cycle=cycle)) for c in characters]
+        [
+            (
+                c,
+                [
+                    (labels.get(k, k), n)
+                    for k, n in influence_left(character=c, cycle=cycle).items()
+                ],
+            )
+            for c in characters
+        ]
         if cycle is not None
         else []
     )
@@ -172,8 +186,11 @@ def search_create(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             messages.success(
                 request,
-                f"Search for {search.target_name} filed; share the code {search.party_code} "
-                "with anyone who searches with you.",
+                _(
+                    "Search for %(name)s filed; share the code %(code)s with anyone who "
+                    "searches with you."
+                )
+                % {"name": search.target_name, "code": search.party_code},
             )
             return redirect("search_list", slug=slug)
     return _list_page(request, membership, status=400, search_form=form)
@@ -198,7 +215,9 @@ def search_join(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             _show_errors(form, exc)
         else:
-            messages.success(request, f"Joined the search for {search.target_name}.")
+            messages.success(
+                request, _("Joined the search for %(name)s.") % {"name": search.target_name}
+            )
             return redirect("search_list", slug=slug)
     return _list_page(request, membership, status=400, join_form=form)
 
@@ -218,7 +237,7 @@ def search_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Withdrawn; your influence was given back.")
+        messages.success(request, _("Withdrawn; your influence was given back."))
     return redirect("search_list", slug=slug)
 
 
@@ -242,7 +261,9 @@ def attack_create(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             _show_errors(form, exc, {"structure": "find"})
         else:
-            messages.success(request, "Influence attack filed; its outcome comes at the next game.")
+            messages.success(
+                request, _("Influence attack filed; its outcome comes at the next game.")
+            )
             return redirect("search_list", slug=slug)
     return _list_page(request, membership, status=400, attack_form=form)
 
@@ -252,10 +273,10 @@ def attack_create(request: HttpRequest, slug: str) -> HttpResponse:
 def attack_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such attack.")
+        raise Http404(_("No such attack."))
     attack = access.influence_attacks_visible_to(membership).filter(pk=pk).first()
     if attack is None:
-        raise Http404("No such attack.")
+        raise Http404(_("No such attack."))
     try:
         services.influence_attack_withdraw(
             attack=attack, by=chronicle_access.acting_user(request.user)
@@ -263,7 +284,7 @@ def attack_withdraw(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, "Attack withdrawn; your influence was given back.")
+        messages.success(request, _("Attack withdrawn; your influence was given back."))
     return redirect("search_list", slug=slug)
 
 
@@ -321,7 +342,7 @@ def _desk_page(
         game=game,
         cycle=cycle,
         rows=rows,
-        attacks=[(a, arithmetic.get(a.pk, a.explanation)) for a in attacks],
+        attacks=[(a, arithmetic.get(a.pk) or translated(a.explanation)) for a in attacks],
         characters=characters,
         at_game_form=at_game_form or forms.AtGameSearchForm(membership=membership),
     )
@@ -343,7 +364,9 @@ def search_release(request: HttpRequest, slug: str, number: int) -> HttpResponse
     game = _game(membership, number)
     done = services.search_results_release(cycle=game.cycle)
     messages.success(
-        request, f"Released {done['searches']} searches and {done['attacks']} attacks."
+        request,
+        _("Released searches: %(searches)s; attacks: %(attacks)s.")
+        % {"searches": done["searches"], "attacks": done["attacks"]},
     )
     return redirect("search_desk", slug=slug, number=number)
 
@@ -357,7 +380,7 @@ def search_link(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     form = forms.LinkForm(request.POST, membership=membership)
     number = search.cycle.game.number
     if not form.is_valid():
-        messages.error(request, "Pick a character to link.")
+        messages.error(request, _("Pick a character to link."))
         return redirect("search_desk", slug=slug, number=number)
     try:
         services.search_target_link(
@@ -368,7 +391,9 @@ def search_link(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
-        messages.success(request, f"Linked the search for {search.target_name}.")
+        messages.success(
+            request, _("Linked the search for %(name)s.") % {"name": search.target_name}
+        )
     return redirect("search_desk", slug=slug, number=number)
 
 
@@ -393,7 +418,13 @@ def search_at_game(request: HttpRequest, slug: str, number: int) -> HttpResponse
         else:
             found = SearchResult.objects.filter(search=search, found=True).count()
             messages.success(
-                request, f"Search at the game recorded: {found} haven(s) found, released at once."
+                request,
+                ngettext(
+                    "Search at the game recorded: %(found)s haven found, released at once.",
+                    "Search at the game recorded: %(found)s havens found, released at once.",
+                    found,
+                )
+                % {"found": found},
             )
             return redirect("search_desk", slug=slug, number=number)
     return _desk_page(request, membership, game, status=400, at_game_form=form)
@@ -430,7 +461,7 @@ def reinforcement_attack(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         game = form.cleaned_data["game"]
         if game is None:
-            form.add_error("game", "Pick the game the attack happened at (HAV-26).")
+            form.add_error("game", _("Pick the game the attack happened at (HAV-26)."))
         else:
             try:
                 attack = services.reinforcement_attack_record(
@@ -449,12 +480,26 @@ def reinforcement_attack(request: HttpRequest, slug: str) -> HttpResponse:
                 _show_errors(form, exc)
             else:
                 fired = services.alarm_firings_of(attack)
-                causes = ", ".join(f.get_cause_display().lower() for f in fired) or "none"
+                figures = {
+                    "bid": attack.bid,
+                    "reinforcement": attack.reinforcement,
+                    "fired": len(fired),
+                    "causes": ", ".join(f.get_cause_display().lower() for f in fired) or _("none"),
+                }
                 messages.success(
                     request,
-                    f"Recorded: bid {attack.bid} against {attack.reinforcement}; "
-                    + ("penetrated, reinforcement breached" if attack.penetrated else "held")
-                    + f". Alarms fired: {len(fired)} ({causes}).",
+                    (
+                        _(
+                            "Recorded: bid %(bid)s against %(reinforcement)s; penetrated, "
+                            "reinforcement breached. Alarms fired: %(fired)s (%(causes)s)."
+                        )
+                        if attack.penetrated
+                        else _(
+                            "Recorded: bid %(bid)s against %(reinforcement)s; held. Alarms "
+                            "fired: %(fired)s (%(causes)s)."
+                        )
+                    )
+                    % figures,
                 )
                 return redirect("reinforcement_attack", slug=slug)
     preview = _preview(form, membership) if form.is_bound else None
@@ -516,7 +561,9 @@ def hidden_registry(request: HttpRequest, slug: str) -> HttpResponse:
         except ValidationError as exc:
             _show_errors(form, exc)
         else:
-            messages.success(request, f"Registered under number {data['number']}.")
+            messages.success(
+                request, _("Registered under number %(number)s.") % {"number": data["number"]}
+            )
             return redirect("hidden_registry", slug=slug)
     return chronicle_page(
         request,
@@ -533,12 +580,12 @@ def hidden_registry(request: HttpRequest, slug: str) -> HttpResponse:
 def hidden_remove(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = chronicle_access.membership_for(request.user, slug)
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such object.")
+        raise Http404(_("No such object."))
     obj = access.hidden_objects_visible_to(membership).filter(pk=pk).first()
     if obj is None:
-        raise Http404("No such object.")
+        raise Http404(_("No such object."))
     services.hidden_object_remove(obj=obj, by=chronicle_access.acting_user(request.user))
-    messages.success(request, "Removed from the registry.")
+    messages.success(request, _("Removed from the registry."))
     return redirect("hidden_registry", slug=slug)
 
 
@@ -583,14 +630,14 @@ def hidden_search_tests(request: HttpRequest, slug: str, pk: int) -> HttpRespons
     membership = chronicle_access.membership_for(request.user, slug)
     chronicle_access.require_staff(membership)
     if not 0 < pk <= MAX_ID:
-        raise Http404("No such search.")
+        raise Http404(_("No such search."))
     record = (
         HiddenObjectSearch.objects.filter(chronicle=membership.chronicle, pk=pk)
         .select_related("searcher")
         .first()
     )
     if record is None:
-        raise Http404("No such search.")
+        raise Http404(_("No such search."))
     form = forms.HiddenWinsForm(request.POST or None, record=record)
     if request.method == "POST" and form.is_valid():
         services.hidden_object_search(
@@ -600,7 +647,7 @@ def hidden_search_tests(request: HttpRequest, slug: str, pk: int) -> HttpRespons
             key=record.key,
             won=form.won(),
         )
-        messages.success(request, "Tests recorded.")
+        messages.success(request, _("Tests recorded."))
         return redirect("hidden_search_tests", slug=slug, pk=pk)
     objects = {
         o.pk: o

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import time_machine
 
-from chronicle.models import Attendance, CycleStatus, Game
-from chronicle.services import SignIn, attendance_record
+from chronicle.models import Attendance, CycleStatus, Game, MailKind, Membership
+from chronicle.services import SignIn, attendance_record, calendar, mail
 from tests.conftest import PERSONAS, World
 
 NY = zoneinfo.ZoneInfo("America/New_York")
@@ -26,6 +26,7 @@ GAME_NIGHT = dt.datetime(2024, 3, 9, 22, 0, tzinfo=NY)
 
 MEMBERS = {"admin": 200, "storyteller": 200, "player_alice": 200, "player_bob": 200}
 STRANGERS = {"outsider": 404, "other_storyteller": 404}
+ANYONE = {"outsider": 200, "other_storyteller": 200}
 
 
 def staff_only(ok: int) -> dict[str, int]:
@@ -96,6 +97,32 @@ PAGES = [
     ),
     Case("leave-form", "get", "/c/nightfall/leave/", members(), 302),
     Case("account", "get", "/account/", {name: 200 for name in PERSONAS}, 302),
+    # Mail (issue 17): everyone's own inbox and choices; a message is its recipient's alone;
+    # the chronicle's mail log is its admins'.
+    Case("inbox", "get", "/inbox/", {name: 200 for name in PERSONAS}, 302),
+    Case(
+        "message-of-alice",
+        "get",
+        "/inbox/{message}/",
+        {name: 404 for name in PERSONAS} | {"player_alice": 200},
+        302,
+    ),
+    Case("inbox-read-all", "post", "/inbox/read-all/", {name: 302 for name in PERSONAS}, 302),
+    Case("mail-preferences", "get", "/account/mail/", {name: 200 for name in PERSONAS}, 302),
+    Case("mail-preferences-empty", "post", "/account/mail/", {n: 400 for n in PERSONAS}, 302),
+    Case("mail-log", "get", "/c/nightfall/mail/", admin_only(200), 302),
+    Case("mail-log-retry-missing", "post", "/c/nightfall/mail/999999/retry/", admin_only(404), 302),
+    Case("calendar", "get", "/c/nightfall/calendar.ics", members(), 302),
+    Case("calendar-renew", "post", "/c/nightfall/calendar/renew/", members(302), 302),
+    # The private address is the key: it answers whoever holds it, logged in or not.
+    Case("calendar-feed", "get", "/c/nightfall/calendar/{feed}.ics", MEMBERS | ANYONE, 200),
+    Case(
+        "calendar-feed-unknown",
+        "get",
+        "/c/nightfall/calendar/not-a-token.ics",
+        {name: 404 for name in PERSONAS},
+        404,
+    ),
     Case("chronicle-new", "get", "/chronicles/new/", {name: 200 for name in PERSONAS}, 302),
     Case(
         "other-chronicle-game",
@@ -217,11 +244,31 @@ def _grid(cases: list[Case]) -> list[Any]:
     ]
 
 
+def _message_for_alice(world: World) -> int:
+    delivery = mail.deliver(
+        kind=MailKind.RECEIPT,
+        user=world.users["player_alice"],
+        chronicle=world.chronicle,
+        key="personas:receipt",
+        subject="Downtime received",
+        body="Lucien's downtime is in.",
+    )
+    assert delivery.message is not None
+    return delivery.message.pk
+
+
 def _send(world: World, case: Case, persona: str | None, api: bool) -> Any:
     client = world.client(persona)
     body = dict(case.body)
     alice = world.users["player_alice"].pk
-    url = case.url.format(alice=alice)
+    feed = "{feed}"
+    if "{feed}" in case.url:
+        alice_membership = Membership.objects.get(user_id=alice, chronicle=world.chronicle)
+        feed = calendar.calendar_feed_renew(membership=alice_membership)[0].token
+    message = "{message}"
+    if "{message}" in case.url:
+        message = str(_message_for_alice(world))
+    url = case.url.format(alice=alice, feed=feed, message=message)
     if case.name.startswith("sign-in-save"):
         body = {f"was-{alice}": "00", f"attended-{alice}": "on", f"waiver-{alice}": "on"}
     if case.name == "attendance-put":
@@ -237,7 +284,7 @@ def test_pages(world: World, case: Case, persona: str | None) -> None:
     response = _send(world, case, persona, api=False)
     expected = case.expected[persona] if persona else case.anonymous
     assert response.status_code == expected, response.content[:300]
-    if persona is None:
+    if persona is None and expected == 302:
         assert response["Location"].startswith("/accounts/login/?next=")
     if expected == 302 and case.name == "sign-in-save" and persona:
         assert Attendance.objects.filter(game=world.game).count() == 1

@@ -28,6 +28,12 @@ def wipe(chronicle: Chronicle) -> None:
         (p.model, list(p.rows(chronicle).values_list("pk", flat=True)))
         for p in portability.portables()
     ]
+    # Rows left out of the export on purpose (NOT_EXPORTED: the inbox, the mail log) go too.
+    for model in portability.not_exported():
+        for ref in model._meta.get_fields():
+            if ref.concrete and ref.is_relation and ref.related_model is Chronicle:
+                left = model._default_manager.filter(**{ref.name: chronicle})
+                left._raw_delete(left.db)
     ignore = pgtrigger.ignore(*APPEND_ONLY) if connection.vendor == "postgresql" else nullcontext()
     with ignore:
         for model, pks in reversed(tables):

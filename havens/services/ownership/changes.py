@@ -7,6 +7,7 @@ import datetime as dt
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from characters.models import Character
 from characters.models import Status as CharacterStatus
@@ -22,6 +23,7 @@ from ...models import (
     Structure,
     StructureKind,
 )
+from ...words import CRYPT_VOTE_TALLY, REPLACED_WILL
 from .common import (
     CRYPT_DESTRUCTION,
     NAME_MAX,
@@ -50,7 +52,9 @@ def link_by_name(*, chronicle: Chronicle | int, name: str) -> Character | None:
 
 def _require_owner(structure: Structure, character: Character, rule: str) -> None:
     if character.pk not in _owner_ids(structure):
-        raise ValidationError({"from_character": [f"Only a current owner can do this ({rule})."]})
+        raise ValidationError(
+            {"from_character": [_("Only a current owner can do this (%(rule)s).") % {"rule": rule}]}
+        )
 
 
 def _recipient(
@@ -63,7 +67,7 @@ def _recipient(
             or to_character.status != CharacterStatus.ACTIVE
         ):
             raise ValidationError(
-                {"to_character": ["Choose an active character of this chronicle (HAV-05)."]}
+                {"to_character": [_("Choose an active character of this chronicle (HAV-05).")]}
             )
         return to_character, to_character.name
     name = to_name.strip()
@@ -71,7 +75,8 @@ def _recipient(
         raise ValidationError(
             {
                 "to_name": [
-                    f"Give the recipient's character name (at most {NAME_MAX} letters, HAV-05)."
+                    _("Give the recipient's character name (at most %(max)s letters, HAV-05).")
+                    % {"max": NAME_MAX}
                 ]
             }
         )
@@ -101,8 +106,10 @@ def structure_transfer_request(
         structure=structure, by=by, to_character=to_character, to_name=to_name
     )
     if recipient is not None and recipient.pk == from_character.pk:
-        raise ValidationError({"to_name": ["A character cannot give a haven to itself (HAV-05)."]})
-    cycle = _require_current_downtime(structure.chronicle_id, "a transfer", "HAV-05")
+        raise ValidationError(
+            {"to_name": [_("A character cannot give a haven to itself (HAV-05).")]}
+        )
+    cycle = _require_current_downtime(structure.chronicle_id, "transfer")
     pending = OwnershipChange.objects.filter(
         structure=structure,
         kind=ChangeKind.TRANSFER,
@@ -118,8 +125,10 @@ def structure_transfer_request(
         ):
             return pending
         raise ValidationError(
-            "A transfer of this haven by this character is already waiting for the downtime; "
-            "cancel it first (HAV-05)."
+            _(
+                "A transfer of this haven by this character is already waiting for the "
+                "downtime; cancel it first (HAV-05)."
+            )
         )
     return OwnershipChange.objects.create(
         structure=structure,
@@ -139,7 +148,7 @@ def _any_cycle(chronicle_id: int) -> Cycle:
         Cycle.objects.filter(chronicle_id=chronicle_id).order_by("-deadline_at").first()
     )
     if cycle is None:
-        raise ValidationError("The chronicle has no game yet; a will waits for one (HAV-05).")
+        raise ValidationError(_("The chronicle has no game yet; a will waits for one (HAV-05)."))
     return cycle
 
 
@@ -165,7 +174,9 @@ def structure_will_set(
         structure=structure, by=by, to_character=to_character, to_name=to_name
     )
     if recipient is not None and recipient.pk == from_character.pk:
-        raise ValidationError({"to_name": ["A character cannot leave a haven to itself (HAV-05)."]})
+        raise ValidationError(
+            {"to_name": [_("A character cannot leave a haven to itself (HAV-05).")]}
+        )
     note = note.strip()
     previous = OwnershipChange.objects.filter(
         structure=structure,
@@ -176,7 +187,7 @@ def structure_will_set(
     same = previous.filter(to_character=recipient, to_name=name, note=note).first()
     if same is not None:
         return same
-    previous.update(status=ChangeStatus.CANCELLED, outcome="Replaced by a newer will (HAV-05).")
+    previous.update(status=ChangeStatus.CANCELLED, outcome=REPLACED_WILL)
     return OwnershipChange.objects.create(
         structure=structure,
         kind=ChangeKind.WILL,
@@ -201,8 +212,8 @@ def structure_forsake_request(
     structure = _lock_structure(structure)
     _require_standing(structure)
     _require_owner(structure, character, "HAV-06")
-    cycle = _require_current_downtime(structure.chronicle_id, "forsaking", "HAV-06")
-    change, _ = OwnershipChange.objects.get_or_create(
+    cycle = _require_current_downtime(structure.chronicle_id, "forsake")
+    change, _created = OwnershipChange.objects.get_or_create(
         structure=structure,
         kind=ChangeKind.FORSAKE,
         from_character=character,
@@ -223,15 +234,15 @@ def crypt_destroy_vote(
     _acts_for(by, voter)
     crypt = _lock_structure(crypt)
     if crypt.kind != StructureKind.CRYPT or crypt.outer_id is None:
-        raise ValidationError("Only a crypt can be destroyed this way (HAV-03).")
-    _require_standing(crypt, "This crypt")
+        raise ValidationError(_("Only a crypt can be destroyed this way (HAV-03)."))
+    _require_standing(crypt, crypt=True)
     outer_owners = _owner_ids(crypt.outer_id)
     if voter.pk not in outer_owners:
         raise ValidationError(
-            {"voter": ["Only an owner of the outer haven may vote to destroy a crypt (HAV-03)."]}
+            {"voter": [_("Only an owner of the outer haven may vote to destroy a crypt (HAV-03).")]}
         )
-    cycle = _require_current_downtime(crypt.chronicle_id, "destroying a crypt", "HAV-03")
-    vote, _ = CryptVote.objects.get_or_create(
+    cycle = _require_current_downtime(crypt.chronicle_id, "destroy_crypt")
+    vote, _created = CryptVote.objects.get_or_create(
         crypt=crypt, voter=voter, cycle=cycle, defaults={"created_at": now}
     )
     in_favour = CryptVote.objects.filter(
@@ -255,10 +266,12 @@ def crypt_destroy_vote(
             kind=ChangeKind.DESTROY_CRYPT,
             cycle=cycle,
             note=CRYPT_DESTRUCTION,
-            outcome=(
-                f"{in_favour} of {len(outer_owners)} owners of the outer haven in favour: "
-                f"{', '.join(v.name for v in voters)} (HAV-03)."
-            ),
+            outcome=CRYPT_VOTE_TALLY
+            % {
+                "in_favour": in_favour,
+                "owners": len(outer_owners),
+                "voters": ", ".join(v.name for v in voters),
+            },
             requested_by=by,
             requested_at=now,
         )
@@ -282,7 +295,7 @@ def change_cancel(*, change: OwnershipChange, by: User) -> OwnershipChange:
         return change
     if change.status != ChangeStatus.PENDING:
         raise ValidationError(
-            "Only a change still waiting for the downtime can be cancelled (HAV-05)."
+            _("Only a change still waiting for the downtime can be cancelled (HAV-05).")
         )
     change.status = ChangeStatus.CANCELLED
     change.save(update_fields=["status"])

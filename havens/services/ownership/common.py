@@ -12,6 +12,8 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from characters.models import Character
 from characters.services.common import rule_ids
@@ -32,27 +34,32 @@ from ...models import (
     StructureKind,
     StructureStatus,
 )
+from ...words import BREACHED_HELD as BREACHED_HELD
+from ...words import CRYPT_BUILD_HELD as CRYPT_BUILD_HELD
+from ...words import CRYPT_DESTRUCTION as CRYPT_DESTRUCTION
+from ...words import CRYPT_REFUSES_MOBILITY as CRYPT_REFUSES_MOBILITY
+from ...words import THEFT_CANCELS as THEFT_CANCELS
 
 MAX_QUANTITY = 100  # a form's bound, not a rule: nobody buys 100 cameras by mistake twice
 NAME_MAX = 120
 
 COUNTABLE_KINDS = frozenset(rules.ATTRIBUTE_KINDS) - frozenset(rules.POINTS_PER_UNIT)
-NO_OPEN_CYCLE = "No downtime is open; {what} waits for the next one ({rule})."
-UNKNOWN_OUTER = "No outer haven you may build a crypt in has that id (HAV-01)."
-VERSION_CONFLICT = (
+# Whole sentences per thing that waits for a downtime (translators need whole sentences).
+NO_OPEN_CYCLE = {
+    "transfer": gettext_noop("No downtime is open; a transfer waits for the next one (HAV-05)."),
+    "forsake": gettext_noop("No downtime is open; forsaking waits for the next one (HAV-06)."),
+    "destroy_crypt": gettext_noop(
+        "No downtime is open; destroying a crypt waits for the next one (HAV-03)."
+    ),
+    "build": gettext_noop("No downtime is open; building waits for the next one (INF-03)."),
+}
+UNKNOWN_OUTER = gettext_noop("No outer haven you may build a crypt in has that id (HAV-01).")
+VERSION_CONFLICT = gettext_noop(
     "Someone changed this haven's design while you were editing; here is the current design "
     "(HAV-02)."
 )
-NOT_YOURS = "You may act only for your own characters (HAV-02)."
+NOT_YOURS = gettext_noop("You may act only for your own characters (HAV-02).")
 KEY_MAX = 120  # Structure.key and InfluenceSpend.key
-# HAV-03/HAV-04: all the crypt's owner may learn of a destruction vote: never who voted, nor
-# how many owners the outer haven has.
-CRYPT_DESTRUCTION = "Destruction ordered by the outer haven's owners (HAV-03)."
-# HAV-23/HAV-04: the outer haven's owners learn that a crypt objects, never which attribute.
-CRYPT_REFUSES_MOBILITY = (
-    "A crypt inside this haven does not allow Mobility (HAV-23); the storytellers can tell its "
-    "owner."
-)
 
 
 @dataclass(frozen=True)
@@ -85,12 +92,16 @@ class QuoteLine:
     @property
     def label(self) -> str:
         """What the design form calls this line, with its rule: "Two way lock (HAV-16)"."""
-        name = dict(ATTRIBUTE_CHOICES).get(self.kind, self.kind)
+        name = str(dict(ATTRIBUTE_CHOICES).get(self.kind, self.kind))
         rule = rules.ATTRIBUTE_RULE_IDS.get(self.kind)
         if self.trigger:
             trigger = dict(AlarmTrigger.choices).get(self.trigger, self.trigger)
             effect = dict(AlarmEffect.choices).get(self.effect, self.effect)
-            name += f" ({trigger}, {effect})"
+            name = _("%(attribute)s (%(trigger)s, %(effect)s)") % {
+                "attribute": name,
+                "trigger": trigger,
+                "effect": effect,
+            }
         return f"{name} ({rule})" if rule else name
 
 
@@ -133,10 +144,11 @@ def _cited(message: str, rule_id: str) -> str:
     return message if rule_ids(message) else f"{message.rstrip('.')} ({rule_id})."
 
 
-def _require_current_downtime(chronicle: Chronicle | int, what: str, rule: str) -> Cycle:
+def _require_current_downtime(chronicle: Chronicle | int, what: str) -> Cycle:
+    """`what` names the sentence of `NO_OPEN_CYCLE` that refuses it."""
     cycle = current_downtime(chronicle)
     if cycle is None:
-        raise ValidationError(NO_OPEN_CYCLE.format(what=what, rule=rule))
+        raise ValidationError(_(NO_OPEN_CYCLE[what]))
     return cycle
 
 
@@ -148,7 +160,7 @@ def _is_staff(user: User, chronicle_id: int) -> bool:
 
 def _require_staff(user: User, chronicle_id: int) -> None:
     if not _is_staff(user, chronicle_id):
-        raise ValidationError("Only the chronicle's storytellers may do this (HAV-05).")
+        raise ValidationError(_("Only the chronicle's storytellers may do this (HAV-05)."))
 
 
 def _acts_for(by: User, character: Character) -> None:
@@ -156,7 +168,7 @@ def _acts_for(by: User, character: Character) -> None:
     if character.player_id == by.pk:
         return
     if not _is_staff(by, character.chronicle_id):
-        raise ValidationError({"character": [NOT_YOURS]})
+        raise ValidationError({"character": [_(NOT_YOURS)]})
 
 
 def _lock_structure(structure: Structure | int) -> Structure:
@@ -189,10 +201,12 @@ def _may_build(structure: Structure, character: Character, owners: set[int]) -> 
     )
 
 
-def _require_standing(structure: Structure, what: str = "This haven") -> None:
+def _require_standing(structure: Structure, *, crypt: bool = False) -> None:
     if structure.status == StructureStatus.DESTROYED:
         raise ValidationError(
-            f"{what} has been destroyed; nothing more can be done to it (HAV-01)."
+            _("This crypt has been destroyed; nothing more can be done to it (HAV-01).")
+            if crypt
+            else _("This haven has been destroyed; nothing more can be done to it (HAV-01).")
         )
 
 
@@ -262,12 +276,12 @@ def design_quote(
     pages' and the API's live check."""
     quote = DesignQuote()
     if kind not in StructureKind.values:
-        quote.add("kind", "Choose an outer haven or a crypt (HAV-01).")
+        quote.add("kind", _("Choose an outer haven or a crypt (HAV-01)."))
         return quote
     if kind == StructureKind.CRYPT and outer is None:
-        quote.add("outer", "A crypt is built inside an outer haven; choose one (HAV-01).")
+        quote.add("outer", _("A crypt is built inside an outer haven; choose one (HAV-01)."))
     if kind == StructureKind.OUTER and outer is not None:
-        quote.add("outer", "Only a crypt is inside another haven (HAV-01).")
+        quote.add("outer", _("Only a crypt is inside another haven (HAV-01)."))
     for request in attributes:
         cost: int | None = None
         rule_id = rules.ATTRIBUTE_RULE_IDS.get(request.kind, "HAV-23")
@@ -277,17 +291,17 @@ def design_quote(
             quote.add("attributes", _cited(str(exc), rule_id))
         if request.kind == "alarm":
             if request.trigger not in AlarmTrigger.values:
-                quote.add("attributes", "Each alarm needs a trigger (HAV-10).")
+                quote.add("attributes", _("Each alarm needs a trigger (HAV-10)."))
             if request.effect not in AlarmEffect.values:
-                quote.add("attributes", "Each alarm needs an effect (HAV-10).")
+                quote.add("attributes", _("Each alarm needs an effect (HAV-10)."))
         elif request.trigger or request.effect:
-            quote.add("attributes", "Only an alarm has a trigger and an effect (HAV-10).")
+            quote.add("attributes", _("Only an alarm has a trigger and an effect (HAV-10)."))
         quote.lines.append(
             QuoteLine(request.kind, request.quantity, request.trigger, request.effect, cost)
         )
     if not attributes and not existing:
         # A plan with nothing to pay for could never gain an owner (HAV-02).
-        quote.add("attributes", "Add at least one attribute to pay for (HAV-02).")
+        quote.add("attributes", _("Add at least one attribute to pay for (HAV-02)."))
     design = dict(existing or {})
     for kind_name, quantity in _lines(attributes).items():
         design[kind_name] = design.get(kind_name, 0) + quantity
@@ -330,12 +344,6 @@ def _bump_version(structure: Structure) -> None:
     structure.refresh_from_db(fields=["version"])
 
 
-THEFT_CANCELS = "Cancelled by the theft: the new owners replace alarms and locks (HAV-07)."
-BREACHED_REFUSED = "The reinforcement is breached: repair it before adding to it (HAV-24)."
-BREACHED_HELD = (
-    "The reinforcement was breached before this was built: the storytellers give the influence "
-    "back, and it can be ordered again once repaired (HAV-24)."
-)
-CRYPT_BUILD_HELD = (
-    "A crypt inside a mobile haven cannot have this (HAV-23); it waits for the storytellers."
+BREACHED_REFUSED = gettext_noop(
+    "The reinforcement is breached: repair it before adding to it (HAV-24)."
 )

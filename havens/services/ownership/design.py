@@ -9,13 +9,15 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from characters.models import Approval, Character
 from characters.models import Status as CharacterStatus
 from characters.services.influence import influence_refund, influence_spend
 from chronicle.models import Cycle
 
-from ... import rules, selectors
+from ... import rules, selectors, words
 from ...models import (
     Attribute,
     AttributeState,
@@ -109,16 +111,16 @@ def structure_design(
         character.status == CharacterStatus.NPC and _is_staff(by, chronicle.pk)
     )
     if not playable or character.approval != Approval.APPROVED:
-        quote.add("character", "Only an active, approved character may design a haven (HAV-02).")
+        quote.add("character", _("Only an active, approved character may design a haven (HAV-02)."))
     if not name.strip():
-        quote.add("name", "Give the haven a name (HAV-01).")
+        quote.add("name", _("Give the haven a name (HAV-01)."))
     if not location.strip():
-        quote.add("location", "Say where it is: a search that finds it reveals this (HAV-25b).")
+        quote.add("location", _("Say where it is: a search that finds it reveals this (HAV-25b)."))
     outer_refused = False
     if outer is not None and (
         outer.chronicle_id != chronicle.pk or not crypt_outer_allowed(outer=outer, by=by)
     ):
-        quote.add("outer", UNKNOWN_OUTER)
+        quote.add("outer", _(UNKNOWN_OUTER))
         outer, outer_refused = None, True
     checked = design_quote(chronicle=chronicle, kind=kind, attributes=attributes, outer=outer)
     for problem in checked.problems:
@@ -161,11 +163,13 @@ def structure_upgrade(
     structure = _lock_structure(structure)
     _require_standing(structure)
     if version is not None and version != structure.version:
-        raise ValidationError({"version": [VERSION_CONFLICT]})
+        raise ValidationError({"version": [_(VERSION_CONFLICT)]})
     if not _may_build(structure, character, _owner_ids(structure)):
-        raise ValidationError({"character": ["Only a structure's owners may change it (HAV-02)."]})
+        raise ValidationError(
+            {"character": [_("Only a structure's owners may change it (HAV-02).")]}
+        )
     if not attributes:
-        raise ValidationError({"attributes": ["Add at least one attribute (HAV-10..22)."]})
+        raise ValidationError({"attributes": [_("Add at least one attribute (HAV-10..22).")]})
     quote = upgrade_quote(structure=structure, attributes=attributes)
     if quote.problems:
         raise quote.error()
@@ -185,14 +189,14 @@ def upgrade_quote(*, structure: Structure, attributes: Sequence[AttributeRequest
         existing=selectors.designs([structure])[structure.pk],
     )
     if _crypts_refuse_mobility(structure, attributes):
-        quote.add("attributes", CRYPT_REFUSES_MOBILITY)
+        quote.add("attributes", _(CRYPT_REFUSES_MOBILITY))
     if (
         any(r.kind == "reinforcement" for r in attributes)
         and structure.attributes.filter(
             kind="reinforcement", state=AttributeState.BREACHED
         ).exists()
     ):
-        quote.add("attributes", BREACHED_REFUSED)
+        quote.add("attributes", _(BREACHED_REFUSED))
     return quote
 
 
@@ -228,28 +232,34 @@ def project_contribute(
     owners = _owner_ids(structure)
     if not _may_build(structure, character, owners):
         raise ValidationError(
-            {"character": ["Only a structure's owners may pay into its projects (HAV-02)."]}
+            {"character": [_("Only a structure's owners may pay into its projects (HAV-02).")]}
         )
     if project.status != ProjectStatus.OPEN:
         raise ValidationError(
-            "This project is no longer collecting influence: it is "
-            f"{project.get_status_display().lower()} (HAV-02)."
+            _("This project is no longer collecting influence: it is %(status)s (HAV-02).")
+            % {"status": project.get_status_display().lower()}
         )
     if not isinstance(points, int) or points < 1:
-        raise ValidationError({"points": ["Give at least 1 point of influence (INF-03)."]})
+        raise ValidationError({"points": [_("Give at least 1 point of influence (INF-03).")]})
     remaining = project.cost - project.paid
     if points > remaining:
         raise ValidationError(
-            {"points": [f"This needs only {remaining} more influence (HAV-02, INF-03)."]}
+            {
+                "points": [
+                    _("This needs only %(remaining)s more influence (HAV-02, INF-03).")
+                    % {"remaining": remaining}
+                ]
+            }
         )
     if cycle is None:
-        cycle = _require_current_downtime(structure.chronicle_id, "building", "INF-03")
-    spend, _ = influence_spend(
+        cycle = _require_current_downtime(structure.chronicle_id, "build")
+    spend, _created = influence_spend(
         character=character,
         cycle=cycle,
         influence=influence,
         points=points,
-        reason=f"Haven {structure.name}: {project.get_kind_display().lower()}",
+        reason=(words.SPEND_REPAIR if project.kind == ProjectKind.REPAIR else words.SPEND_ATTRIBUTE)
+        % {"haven": structure.name},
         key=spend_key,
         actor=by,
         now=now,
@@ -290,23 +300,28 @@ def repair_request(
     _require_standing(structure)
     if character.pk not in _owner_ids(structure):
         raise ValidationError(
-            {"character": ["Only a structure's owners may repair it (HAV-02, HAV-24)."]}
+            {"character": [_("Only a structure's owners may repair it (HAV-02, HAV-24).")]}
         )
     attribute = Attribute.objects.get(pk=attribute.pk)
     if not rules.needs_repair(attribute.kind, attribute.state):
         if not rules.is_destructible(attribute.kind):
             raise ValidationError(
-                f"A {attribute.get_kind_display().lower()} is indestructible: it never needs "
-                "repair (HAV-24)."
+                _("A %(attribute)s is indestructible: it never needs repair (HAV-24).")
+                % {"attribute": attribute.get_kind_display().lower()}
             )
         raise ValidationError(
-            f"This {attribute.get_kind_display().lower()} is "
-            f"{attribute.get_state_display().lower()}; only a destroyed lock or breached "
-            "reinforcement is repaired (HAV-24)."
+            _(
+                "This %(attribute)s is %(state)s; only a destroyed lock or breached "
+                "reinforcement is repaired (HAV-24)."
+            )
+            % {
+                "attribute": attribute.get_kind_display().lower(),
+                "state": attribute.get_state_display().lower(),
+            }
         )
     under_way = [ProjectStatus.OPEN, ProjectStatus.PAID]
     if Project.objects.filter(repair_of=attribute, status__in=under_way).exists():
-        raise ValidationError("A repair of this attribute is already under way (HAV-24).")
+        raise ValidationError(_("A repair of this attribute is already under way (HAV-24)."))
     project = Project.objects.create(
         structure=structure,
         kind=ProjectKind.REPAIR,
@@ -331,16 +346,18 @@ def project_cancel(*, project: Project, character: Character, by: User) -> Proje
         return project
     if not _may_build(structure, character, _owner_ids(structure)):
         raise ValidationError(
-            {"character": ["Only a structure's owners may change its projects (HAV-02)."]}
+            {"character": [_("Only a structure's owners may change its projects (HAV-02).")]}
         )
     if project.status != ProjectStatus.OPEN:
         raise ValidationError(
-            "Only a project still collecting influence can be cancelled (HAV-02)."
+            _("Only a project still collecting influence can be cancelled (HAV-02).")
         )
     if project.paid or project.contributions.exists():
         raise ValidationError(
-            "Influence has already been paid into this project; it can no longer be cancelled "
-            "(HAV-02)."
+            _(
+                "Influence has already been paid into this project; it can no longer be "
+                "cancelled (HAV-02)."
+            )
         )
     project.status = ProjectStatus.CANCELLED
     project.save(update_fields=["status"])
@@ -360,11 +377,15 @@ def project_release_held(*, project: Project, by: User, now: dt.datetime | None 
     if project.status == ProjectStatus.CANCELLED:
         return project
     if project.status != ProjectStatus.PAID or not project.held_reason:
-        raise ValidationError("Only a paid project that construction holds is released (HAV-23).")
+        raise ValidationError(
+            _("Only a paid project that construction holds is released (HAV-23).")
+        )
+    with translation.override("en"):  # the ledger keeps its reasons in English
+        reason = words.REFUND_HELD % {"project": project}
     for contribution in project.contributions.select_related("spend"):
         influence_refund(
             spend=contribution.spend,
-            reason=f"Held project released: {project}",
+            reason=reason,
             actor=by,
             now=now,
         )

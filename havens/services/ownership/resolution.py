@@ -9,13 +9,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
+from django.utils import translation
 
 from characters.models import Character
 from characters.models import Status as CharacterStatus
 from chronicle.models import Attendance, Cycle, Game
 from chronicle.rules import settings_for
 
-from ... import rules
+from ... import rules, words
 from ...models import (
     Attribute,
     AttributeState,
@@ -114,31 +115,31 @@ class _OwnerBook:
     def destroy(self, structure_id: int, how: str, note: str) -> None:
         self.destroyed[structure_id] = (how, note)
         for character_id in list(self.owners[structure_id]):
-            self.end(structure_id, character_id, "The haven was destroyed.")
+            self.end(structure_id, character_id, words.HAVEN_DESTROYED)
 
     def forsake(self, structure_id: int, character_id: int, why: str) -> str:
         """HAV-06: one owner forsakes; returns the outcome sentence."""
         structure = self.structures[structure_id]
-        outcome = rules.forsake_outcome(
-            structure=structure.kind, owners=max(len(self.owners[structure_id]), 1)
-        )
+        # Its refusal is kept as the change's outcome: in English, like every stored sentence
+        # (havens.words translates it for each reader).
+        with translation.override("en"):
+            outcome = rules.forsake_outcome(
+                structure=structure.kind, owners=max(len(self.owners[structure_id]), 1)
+            )
         if outcome == "destroy_with_crypts":
             self.destroy(structure_id, DestroyedBy.FORSAKEN, why)
             crypts = [s.pk for s in self.structures.values() if s.outer_id == structure_id]
             for crypt_id in crypts:
                 if self.standing(crypt_id):
                     self.destroy(crypt_id, DestroyedBy.OUTER_FORSAKEN, why)
-            return (
-                f"Forsaken by its exclusive owner: destroyed, with {len(crypts)} "
-                "crypt(s) inside (HAV-06)."
-            )
+            return words.FORSAKEN_OUTER % {"crypts": len(crypts)}
         if outcome == "destroy":
             self.destroy(structure_id, DestroyedBy.FORSAKEN, why)
-            return "Forsaken by its owner: the crypt is destroyed (HAV-06)."
+            return words.FORSAKEN_CRYPT
         self.end(structure_id, character_id, why)
         if outcome == "remaining_owner_becomes_exclusive":
-            return "A partial owner forsook it; the one owner left is now exclusive (HAV-06)."
-        return "A partial owner forsook it; the other owners keep it (HAV-06)."
+            return words.FORSAKEN_ONE_LEFT
+        return words.FORSAKEN_OTHERS_KEEP
 
     def flush(self) -> None:
         for why, rows in self.ended.items():
@@ -230,26 +231,27 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
         done.append(change)
         counts["applied" if status == ChangeStatus.APPLIED else "void"] += 1
 
-    def hand_over(change: OwnershipChange, how: str, verb: str) -> None:
+    def hand_over(change: OwnershipChange, how: str, sentence: str) -> None:
+        """`sentence`: the stored words (havens.words) of a handover to the heir."""
         sid, giver, heir = change.structure_id, change.from_character_id, change.to_character
         if heir is None:
-            close(change, ChangeStatus.VOID, "No recipient was linked to a character (HAV-05).")
+            close(change, ChangeStatus.VOID, words.NO_RECIPIENT)
         elif _dead(heir) or heir.status != CharacterStatus.ACTIVE:
-            close(change, ChangeStatus.VOID, f"{heir.name} can no longer receive it (HAV-05).")
+            close(change, ChangeStatus.VOID, words.CANNOT_RECEIVE % {"name": heir.name})
         elif book.structures[sid].kind == StructureKind.CRYPT and (
             set(book.owners[sid]) - {giver, heir.pk}
         ):
             # A crypt goes whole, never shared (HAV-01, HAV-05).
-            close(change, ChangeStatus.VOID, "A crypt has exactly one owner (HAV-01, HAV-05).")
+            close(change, ChangeStatus.VOID, words.CRYPT_ONE_OWNER)
         else:
-            book.end(sid, giver or 0, f"{verb} to {heir.name} (HAV-05).")
+            book.end(sid, giver or 0, sentence % {"name": heir.name})
             book.start(sid, heir.pk, how)
-            close(change, ChangeStatus.APPLIED, f"{verb} to {heir.name} (HAV-05).")
+            close(change, ChangeStatus.APPLIED, sentence % {"name": heir.name})
 
     for change in [*due_wills, *pending]:
         sid = change.structure_id
         if not book.standing(sid):
-            close(change, ChangeStatus.VOID, "The haven no longer stands (HAV-05).")
+            close(change, ChangeStatus.VOID, words.NO_LONGER_STANDS)
             continue
         if change.kind == ChangeKind.DESTROY_CRYPT:
             # HAV-03 holds when it takes effect: the outer haven's owners may have changed
@@ -259,30 +261,27 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
             if not outer_owners or not rules.crypt_destruction_allowed(
                 outer_owners=len(outer_owners), in_favour=in_favour
             ):
-                close(
-                    change,
-                    ChangeStatus.VOID,
-                    "The outer haven's owners changed: the majority no longer holds (HAV-03).",
-                )
+                close(change, ChangeStatus.VOID, words.MAJORITY_LOST)
                 continue
             book.destroy(sid, DestroyedBy.CRYPT_VOTE, CRYPT_DESTRUCTION)
-            tally = f" {change.outcome}" if change.outcome else ""
             close(
                 change,
                 ChangeStatus.APPLIED,
-                f"Destroyed by the outer haven's owners (HAV-03).{tally}",
+                words.DESTROYED_BY_OWNERS_TALLY % {"tally": change.outcome}
+                if change.outcome
+                else words.DESTROYED_BY_OWNERS,
             )
             continue
         if change.from_character_id not in book.owners[sid]:
-            close(change, ChangeStatus.VOID, "The character no longer owns it (HAV-05).")
+            close(change, ChangeStatus.VOID, words.NO_LONGER_OWNS)
             continue
         if change.kind == ChangeKind.TRANSFER:
-            hand_over(change, OwnershipHow.TRANSFER, "Transferred")
+            hand_over(change, OwnershipHow.TRANSFER, words.TRANSFERRED_TO)
         elif change.kind == ChangeKind.WILL:
-            hand_over(change, OwnershipHow.WILL, "Left by will")
+            hand_over(change, OwnershipHow.WILL, words.LEFT_BY_WILL_TO)
         else:
             try:
-                outcome = book.forsake(sid, change.from_character_id or 0, "Forsaken (HAV-06).")
+                outcome = book.forsake(sid, change.from_character_id or 0, words.FORSAKEN)
             except ValueError as exc:  # bad data (a crypt with two owners): an ST decides
                 close(change, ChangeStatus.VOID, _cited(str(exc), "HAV-01"))
                 continue
@@ -291,7 +290,7 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
     for sid, character_id in dead_owner_rows:
         if book.standing(sid) and character_id in book.owners[sid]:
             try:
-                outcome = book.forsake(sid, character_id, "Died without a will (HAV-06).")
+                outcome = book.forsake(sid, character_id, words.DIED_WITHOUT_WILL)
             except ValueError:  # bad data (a crypt with two owners): left for an ST
                 continue
             done.append(
@@ -301,7 +300,7 @@ def ownership_changes_apply(*, cycle: Cycle, now: dt.datetime | None = None) -> 
                     cycle=cycle,
                     from_character_id=character_id,
                     status=ChangeStatus.APPLIED,
-                    note="The owner died without a will (HAV-06).",
+                    note=words.NOTE_DIED_WITHOUT_WILL,
                     requested_at=now,
                     applied_at=now,
                     outcome=outcome,
@@ -324,7 +323,7 @@ def _void_changes_of_destroyed(book: _OwnerBook, now: dt.datetime) -> None:
             structure_id__in=list(book.destroyed), status=ChangeStatus.PENDING
         ).update(
             status=ChangeStatus.VOID,
-            outcome="The haven no longer stands (HAV-05).",
+            outcome=words.NO_LONGER_STANDS,
             applied_at=now,
         )
 
@@ -379,7 +378,7 @@ def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[s
         if not (book.standing(sid) and character_id in book.owners[sid]):
             continue
         try:
-            outcome = book.forsake(sid, character_id, "Forsaken after absence (HAV-06).")
+            outcome = book.forsake(sid, character_id, words.FORSAKEN_AFTER_ABSENCE)
         except ValueError:  # bad data (a crypt with two owners): left for an ST
             continue
         changes.append(
@@ -389,7 +388,7 @@ def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[s
                 cycle=cycle,
                 from_character_id=character_id,
                 status=ChangeStatus.APPLIED,
-                note="The owner's player was absent from play too long (HAV-06).",
+                note=words.NOTE_ABSENT,
                 requested_at=now,
                 applied_at=now,
                 outcome=outcome,
@@ -452,20 +451,16 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
                         kind=ChangeKind.THEFT,
                         cycle=cycle,
                         status=ChangeStatus.VOID,
-                        note="Controlled by thieves (HAV-07).",
+                        note=words.NOTE_THIEVES,
                         requested_at=now,
                         applied_at=now,
-                        outcome=(
-                            f"{len(thieves)} thieves controlled this crypt, but a crypt has "
-                            "exactly one owner (HAV-01): the owners are unchanged; a "
-                            "storyteller rules."
-                        ),
+                        outcome=words.THIEVES_OF_CRYPT % {"thieves": len(thieves)},
                     )
                 )
             continue
         for owner in list(book.owners[sid]):
             if owner not in thieves:
-                book.end(sid, owner, "Taken by theft (HAV-07).")
+                book.end(sid, owner, words.TAKEN_BY_THEFT)
         for thief in sorted(thieves):
             book.start(sid, thief, OwnershipHow.THEFT)
         stolen.append(sid)
@@ -475,13 +470,10 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
                 kind=ChangeKind.THEFT,
                 cycle=cycle,
                 status=ChangeStatus.APPLIED,
-                note="Controlled by thieves (HAV-07).",
+                note=words.NOTE_THIEVES,
                 requested_at=now,
                 applied_at=now,
-                outcome=(
-                    f"Taken by {len(thieves)} thief/thieves; every alarm and lock is "
-                    "inoperative (HAV-07)."
-                ),
+                outcome=words.TAKEN_BY_THIEVES % {"thieves": len(thieves)},
             )
         )
     book.flush()

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from characters.models import Character
 from chronicle.models import Cycle, Game
@@ -26,6 +27,7 @@ from ...models import (
     StructureStatus,
     TheftControl,
 )
+from ...words import DESTROYED_RULING, HAVEN_DESTROYED, OUTER_DESTROYED_RULING, RULING_ENDED
 from .common import (
     _lock_structure,
     _now,
@@ -53,19 +55,19 @@ def theft_control_record(
     structure = _lock_structure(structure)
     _require_standing(structure)
     if game.chronicle_id != structure.chronicle_id:
-        raise ValidationError({"game": ["Choose a game of this chronicle (HAV-07)."]})
+        raise ValidationError({"game": [_("Choose a game of this chronicle (HAV-07).")]})
     if not thieves:
-        raise ValidationError({"thieves": ["Name at least one thief (HAV-07)."]})
+        raise ValidationError({"thieves": [_("Name at least one thief (HAV-07).")]})
     if any(t.chronicle_id != structure.chronicle_id for t in thieves):
         raise ValidationError(
-            {"thieves": ["Thieves must be characters of this chronicle (HAV-07)."]}
+            {"thieves": [_("Thieves must be characters of this chronicle (HAV-07).")]}
         )
     if structure.kind == StructureKind.CRYPT and len({t.pk for t in thieves}) != 1:
         # Thieves who keep it would own it (HAV-07), and a crypt has one owner.
         raise ValidationError(
-            {"thieves": ["A crypt has exactly one owner (HAV-01): name one thief."]}
+            {"thieves": [_("A crypt has exactly one owner (HAV-01): name one thief.")]}
         )
-    control, _ = TheftControl.objects.get_or_create(
+    control, _created = TheftControl.objects.get_or_create(
         structure=structure, game=game, defaults={"recorded_by": by, "recorded_at": now}
     )
     control.thieves.set(thieves)
@@ -93,7 +95,7 @@ def _destroy(
         )
     )
     Ownership.objects.filter(structure_id__in=ids, ended_at__isnull=True).update(
-        ended_at=now, ended_cycle=cycle, ended_why="The haven was destroyed."
+        ended_at=now, ended_cycle=cycle, ended_why=HAVEN_DESTROYED
     )
     _forget(ids, now)
     return done
@@ -118,7 +120,7 @@ def structure_destroy(
     if structure.status == StructureStatus.DESTROYED:
         return structure
     if not note.strip():
-        raise ValidationError({"note": ["Say why, for the record (HAV-05)."]})
+        raise ValidationError({"note": [_("Say why, for the record (HAV-05).")]})
     cycle = current_downtime(structure.chronicle_id)
     crypts = list(
         Structure.objects.filter(outer=structure)
@@ -129,14 +131,14 @@ def structure_destroy(
     _destroy(
         crypts,
         how=DestroyedBy.STORYTELLER,
-        note="Its outer haven was destroyed by a storyteller's ruling.",
+        note=OUTER_DESTROYED_RULING,
         cycle=cycle,
         now=now,
     )
     OwnershipChange.objects.filter(
         structure_id__in=[structure.pk, *crypts], status=ChangeStatus.PENDING
     ).exclude(kind=ChangeKind.WILL).update(
-        status=ChangeStatus.VOID, outcome="The haven was destroyed (HAV-05).", applied_at=now
+        status=ChangeStatus.VOID, outcome=DESTROYED_RULING, applied_at=now
     )
     structure.refresh_from_db()
     return structure
@@ -157,15 +159,15 @@ def structure_owner_set(
     structure = _lock_structure(structure)
     _require_standing(structure)
     if structure.kind == StructureKind.CRYPT and len(characters) != 1:
-        raise ValidationError({"characters": ["A crypt has exactly one owner (HAV-01)."]})
+        raise ValidationError({"characters": [_("A crypt has exactly one owner (HAV-01).")]})
     if not characters:
-        raise ValidationError({"characters": ["Name at least one owner (HAV-01)."]})
+        raise ValidationError({"characters": [_("Name at least one owner (HAV-01).")]})
     wanted = {c.pk for c in characters}
     current = _owner_ids(structure)
     cycle = current_downtime(structure.chronicle_id)
     Ownership.objects.filter(
         structure=structure, ended_at__isnull=True, character_id__in=current - wanted
-    ).update(ended_at=now, ended_cycle=cycle, ended_why=f"Storyteller ruling: {note}"[:200])
+    ).update(ended_at=now, ended_cycle=cycle, ended_why=(RULING_ENDED % {"note": note})[:200])
     return Ownership.objects.bulk_create(
         Ownership(
             structure=structure,

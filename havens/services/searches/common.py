@@ -7,6 +7,8 @@ import secrets
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from characters.models import Character, Status
 from chronicle.access import STAFF_ROLES
@@ -18,11 +20,17 @@ KEY_MAX = 120  # HiddenObject.key, HiddenObjectSearch.key, LockTest.key
 PARTY_CODE_BYTES = 12  # token_urlsafe(12) is 16 characters, the column's length
 # One answer for a code that is unknown, of another chronicle, or of a search no longer open:
 # a code reveals nothing but that it can be joined.
-UNKNOWN_CODE = "No open search has that code; ask the searcher who shared it (HAV-25b)."
+UNKNOWN_CODE = gettext_noop(
+    "No open search has that code; ask the searcher who shared it (HAV-25b)."
+)
 # One answer for a structure that does not exist and one the attacker has not found.
-UNKNOWN_HAVEN = "You know of no haven with that id; attack only a haven you found (HAV-25c)."
-NO_OPEN_CYCLE = "No downtime is open right now to spend influence in (DT-01)."
-CLOSED_CYCLE = "This downtime's deadline has passed; it can no longer be withdrawn (DT-01)."
+UNKNOWN_HAVEN = gettext_noop(
+    "You know of no haven with that id; attack only a haven you found (HAV-25c)."
+)
+NO_OPEN_CYCLE = gettext_noop("No downtime is open right now to spend influence in (DT-01).")
+CLOSED_CYCLE = gettext_noop(
+    "This downtime's deadline has passed; it can no longer be withdrawn (DT-01)."
+)
 
 
 # --- Glue --------------------------------------------------------------------------------------
@@ -34,19 +42,19 @@ def _is_staff(user: User, chronicle: Chronicle | int) -> bool:
 
 def _require_staff(user: User, chronicle: Chronicle | int) -> None:
     if not _is_staff(user, chronicle):
-        raise PermissionDenied("Only the chronicle's storytellers may do this.")
+        raise PermissionDenied(_("Only the chronicle's storytellers may do this."))
 
 
 def _require_player(user: User, character: Character) -> None:
     """A player acts for their own characters; storytellers for anyone's."""
     if character.player_id != user.pk and not _is_staff(user, character.chronicle_id):
-        raise PermissionDenied("You may act only for your own characters.")
+        raise PermissionDenied(_("You may act only for your own characters."))
 
 
 def _current_cycle(chronicle: Chronicle | int) -> Cycle:
     cycle = current_downtime(chronicle)
     if cycle is None:
-        raise ValidationError(NO_OPEN_CYCLE)
+        raise ValidationError(_(NO_OPEN_CYCLE))
     return cycle
 
 
@@ -64,7 +72,10 @@ def _active_target(chronicle: Chronicle | int, name: str) -> Character | None:
 def _require_active(character: Character, rule: str, field: str = "character") -> None:
     if character.status != Status.ACTIVE:
         raise ValidationError(
-            {field: f"{character.name} is not active and cannot act now ({rule})."}
+            {
+                field: _("%(name)s is not active and cannot act now (%(rule)s).")
+                % {"name": character.name, "rule": rule}
+            }
         )
 
 
@@ -72,11 +83,14 @@ def _target_name(name: str) -> str:
     name = (name or "").strip()
     if not name:
         raise ValidationError(
-            {"target_name": "Name the character whose havens you seek (HAV-25b)."}
+            {"target_name": _("Name the character whose havens you seek (HAV-25b).")}
         )
     if len(name) > TARGET_NAME_MAX:
         raise ValidationError(
-            {"target_name": f"Give the name in at most {TARGET_NAME_MAX} letters (HAV-25b)."}
+            {
+                "target_name": _("Give the name in at most %(max)s letters (HAV-25b).")
+                % {"max": TARGET_NAME_MAX}
+            }
         )
     return name
 

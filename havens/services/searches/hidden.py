@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from characters.models import Character, DisciplineLevel
 from characters.services.common import refusal
@@ -55,13 +56,15 @@ def hidden_object_register(
         if earlier is not None:
             return earlier
     if hider.chronicle_id != chronicle.pk or (game and game.chronicle_id != chronicle.pk):
-        raise ValidationError("Pick a character and a game of this chronicle.")
+        raise ValidationError(_("Pick a character and a game of this chronicle."))
     if not (description or "").strip():
-        raise ValidationError({"description": "Describe the object (HID-01)."})
+        raise ValidationError({"description": _("Describe the object (HID-01).")})
     try:
         rules.check_hidden_object_registration(obfuscate_bid=obfuscate_bid, number=number)
     except ValueError as exc:
-        field = "number" if "number" in str(exc) else "obfuscate_bid"
+        # The rules name the bid by its identifier, in every language (the number's refusal
+        # cites HID-01 instead).
+        field = "obfuscate_bid" if "obfuscate_bid" in str(exc) else "number"
         raise refusal(exc, field) from None
     return HiddenObject.objects.create(
         chronicle=chronicle,
@@ -136,7 +139,8 @@ def hidden_object_search(
         try:
             rules.check_hidden_object_search(auspex_level=level, number=number)
         except ValueError as exc:
-            raise refusal(exc, "searcher" if "Auspex" in str(exc) else "number") from None
+            # Rule IDs stay in every language: HID-02 is the searcher's Auspex.
+            raise refusal(exc, "searcher" if "HID-02" in str(exc) else "number") from None
         bid = rules.hidden_object_search_bid(
             mental_traits=searcher.mental, investigate=_investigate(searcher), auspex_level=level
         )

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from characters.models import Character
 from characters.services.common import refusal
@@ -17,7 +18,7 @@ from characters.services.influence import influence_refund, influence_spend
 from chronicle.models import Cycle, CycleStatus
 from chronicle.rules import HouseRules, settings_for
 
-from ... import rules, selectors
+from ... import rules, selectors, words
 from ...models import (
     AttackStatus,
     Attribute,
@@ -81,7 +82,7 @@ def influence_attack_submit(
     structure_id = structure if isinstance(structure, int) else structure.pk
     find = _current_find(attacker, structure_id)
     if find is None:
-        raise ValidationError({"structure": UNKNOWN_HAVEN})
+        raise ValidationError({"structure": _(UNKNOWN_HAVEN)})
     target = Structure.objects.get(pk=structure_id)
     house = attacker.chronicle.house_rules
     mobile = selectors.mobile_structures([target], house_rules=house)[target.pk]
@@ -99,7 +100,7 @@ def influence_attack_submit(
         cycle=cycle,
         influence=influence,
         points=points,
-        reason="Influence attack on a haven",
+        reason=words.SPEND_ATTACK,
         key=f"haven-attack:{key}",
         actor=by,
         now=now,
@@ -107,7 +108,7 @@ def influence_attack_submit(
     if not created:
         attack = InfluenceAttack.objects.filter(spend=spend).first()
         if attack is None:
-            raise ValidationError("That attack request was withdrawn; file a new one (HAV-25c).")
+            raise ValidationError(_("That attack request was withdrawn; file a new one (HAV-25c)."))
         return attack
     return InfluenceAttack.objects.create(
         cycle=cycle,
@@ -137,10 +138,12 @@ def influence_attack_withdraw(
     if attack.status == AttackStatus.WITHDRAWN:
         return attack
     if attack.status != AttackStatus.SUBMITTED:
-        raise ValidationError("This attack is already resolved; it cannot be withdrawn (HAV-25c).")
+        raise ValidationError(
+            _("This attack is already resolved; it cannot be withdrawn (HAV-25c).")
+        )
     if attack.cycle.status != CycleStatus.OPEN:
-        raise ValidationError(CLOSED_CYCLE)
-    influence_refund(spend=attack.spend, reason="Withdrew an influence attack", actor=by, now=now)
+        raise ValidationError(_(CLOSED_CYCLE))
+    influence_refund(spend=attack.spend, reason=words.REFUND_ATTACK, actor=by, now=now)
     attack.status = AttackStatus.WITHDRAWN
     attack.save(update_fields=["status"])
     return attack
@@ -150,12 +153,12 @@ def attack_outcome_for_attacker(attack: InfluenceAttack) -> str:
     """HAV-25c: what an attacker learns once the outcome is released: whether the haven fell,
     never its resistance (HAV-04)."""
     if attack.status == AttackStatus.WITHDRAWN:
-        return "Withdrawn; the influence was given back."
+        return _("Withdrawn; the influence was given back.")
     if attack.released_at is None:
-        return "The outcome comes at the next game."
+        return _("The outcome comes at the next game.")
     if attack.destroyed:
-        return "The haven was destroyed."
-    return "The haven still stands."
+        return _("The haven was destroyed.")
+    return _("The haven still stands.")
 
 
 def _resistance(attributes: Iterable[Attribute]) -> int:
@@ -178,13 +181,16 @@ def influence_attack_preview(
     for attack in sorted(attacks, key=lambda a: (a.created_at, a.pk)):
         before = left[attack.structure_id]
         if before < 0:
-            lines[attack.pk] = "the haven would already be destroyed"
+            lines[attack.pk] = _("the haven would already be destroyed")
             continue
         after, destroyed = rules.influence_attack(resistance=before, spent=attack.points)
         left[attack.structure_id] = -1 if destroyed else after
-        lines[attack.pk] = f"{attack.points} influence against {before} resistance: " + (
-            "would destroy the haven" if destroyed else f"{after} left"
-        )
+        figures = {"points": attack.points, "before": before, "after": after}
+        lines[attack.pk] = (
+            _("%(points)s influence against %(before)s resistance: would destroy the haven")
+            if destroyed
+            else _("%(points)s influence against %(before)s resistance: %(after)s left")
+        ) % figures
     return lines
 
 
@@ -227,28 +233,27 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
         attack.resistance_before = before
         if structure.status != StructureStatus.STANDING or structure.pk in destroyed:
             attack.resistance_after, attack.destroyed = 0, False
-            attack.explanation = (
-                "The haven was already destroyed; the attack did nothing (HAV-25c)."
-            )
+            attack.explanation = words.ATTACK_ALREADY_DESTROYED
             continue
         if mobile[structure.pk]:
             attack.resistance_after, attack.destroyed = before, False
-            attack.explanation = "A mobile haven is immune to influence attacks (HAV-25c)."
+            attack.explanation = words.ATTACK_MOBILE
             continue
         after, gone = rules.influence_attack(resistance=before, spent=attack.points)
         left[structure.pk] = after
         attack.resistance_after, attack.destroyed = after, gone
         if gone:
             destroyed.add(structure.pk)
-            attack.explanation = (
-                f"{attack.points} influence against {before} resistance: below zero, the haven "
-                "is destroyed, and any crypt inside it with it (HAV-25c)."
-            )
+            attack.explanation = words.ATTACK_DESTROYS % {
+                "points": attack.points,
+                "before": before,
+            }
         else:
-            attack.explanation = (
-                f"{attack.points} influence against {before} resistance: {after} left, the "
-                "haven stands (HAV-25c)."
-            )
+            attack.explanation = words.ATTACK_LEAVES % {
+                "points": attack.points,
+                "before": before,
+                "after": after,
+            }
     InfluenceAttack.objects.bulk_update(
         attacks,
         [
@@ -279,7 +284,7 @@ def _destroy_havens(destroyed: set[int], *, cycle: Cycle, now: dt.datetime) -> N
     destroy_structures(
         destroyed,
         how=DestroyedBy.INFLUENCE_ATTACK,
-        note="Influence resistance fell below zero (HAV-25c).",
+        note=words.RESISTANCE_BELOW_ZERO,
         cycle=cycle,
         now=now,
     )
@@ -291,11 +296,11 @@ def _destroy_havens(destroyed: set[int], *, cycle: Cycle, now: dt.datetime) -> N
     destroy_structures(
         crypts,
         how=DestroyedBy.OUTER_DESTROYED,
-        note="Its outer haven was destroyed by an influence attack (HAV-25c).",
+        note=words.OUTER_DESTROYED_ATTACK,
         cycle=cycle,
         now=now,
     )
     gone = [*destroyed, *crypts]
     OwnershipChange.objects.filter(structure_id__in=gone, status=ChangeStatus.PENDING).update(
-        status=ChangeStatus.VOID, outcome="The haven no longer stands.", applied_at=now
+        status=ChangeStatus.VOID, outcome=words.NO_LONGER_STANDS_ATTACKED, applied_at=now
     )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from characters.models import Character
 from characters.services.common import refusal
@@ -18,7 +20,7 @@ from characters.services.notify import notify
 from chronicle.models import Game
 from chronicle.rules import HouseRules, ratio_class, settings_for
 
-from ... import rules, selectors
+from ... import rules, selectors, words
 from ...models import (
     AlarmFiring,
     AlarmTrigger,
@@ -84,20 +86,31 @@ def reinforcement_attack_preview(
     }
 
 
+def _alarm_subject(structure: Structure) -> str:
+    return _("An alarm went off at %(haven)s") % {"haven": structure.name}
+
+
+def _alarm_body(structure: Structure, firing: AlarmFiring) -> str:
+    return _("An alarm of %(haven)s (%(effect)s) went off: %(cause)s.") % {
+        "haven": structure.name,
+        "effect": firing.alarm.get_effect_display(),
+        "cause": firing.get_cause_display().lower(),
+    }
+
+
 def _alarm_mail(structure: Structure, firings: Sequence[AlarmFiring], *, now: dt.datetime) -> int:
     """HAV-10: each owner's player hears of each firing once (keyed per firing and owner)."""
     owners = selectors.current_owners([structure])[structure.pk]
     sent = 0
     for firing in firings:
         for owner in owners:
+            # Worded by the mail service in the owner's player's language (callables), whoever
+            # recorded the attack.
             sent += notify(
                 character=owner,
                 key=f"alarm-firing:{firing.pk}:{owner.pk}",
-                subject=f"An alarm went off at {structure.name}",
-                body=(
-                    f"An alarm of {structure.name} ({firing.alarm.get_effect_display()}) went off: "
-                    f"{firing.get_cause_display().lower()}."
-                ),
+                subject=partial(_alarm_subject, structure),
+                body=partial(_alarm_body, structure, firing),
                 now=now,
             )
     return sent
@@ -158,11 +171,13 @@ def reinforcement_attack_record(
     if existing is not None:
         return existing
     if structure.status != StructureStatus.STANDING:
-        raise ValidationError({"structure": "Only a standing structure can be attacked (HAV-26)."})
+        raise ValidationError(
+            {"structure": _("Only a standing structure can be attacked (HAV-26).")}
+        )
     if game.chronicle_id != structure.chronicle_id:
-        raise ValidationError({"game": "Pick a game of this chronicle."})
+        raise ValidationError({"game": _("Pick a game of this chronicle.")})
     if not attackers:
-        raise ValidationError({"attackers": "Give at least one attacker (HAV-26)."})
+        raise ValidationError({"attackers": _("Give at least one attacker (HAV-26).")})
     house = structure.chronicle.house_rules
     levels = [a.potence for a in attackers]
     bid = _bid(levels, house)
@@ -199,7 +214,8 @@ def reinforcement_attack_record(
             structure=structure, kind="reinforcement", state=AttributeState.ACTIVE
         ).update(state=AttributeState.BREACHED)
     causes = [AlarmTrigger.ATTACK] + ([AlarmTrigger.PENETRATION] if penetrated else [])
-    _fire(structure, causes, game=game, attack=attack, note=f"Attack at {game}", now=now)
+    note = words.ALARM_ATTACK % {"game": game}
+    _fire(structure, causes, game=game, attack=attack, note=note, now=now)
     return attack
 
 
@@ -235,11 +251,11 @@ def lock_test_record(
     if earlier is not None:
         return {"fired": 0, "penetrated": earlier.penetrated, "repeat": True}
     if lock.kind != "two_way_lock":
-        raise ValidationError({"lock": "Only a two-way lock is tested (HAV-16)."})
+        raise ValidationError({"lock": _("Only a two-way lock is tested (HAV-16).")})
     if game.chronicle_id != structure.chronicle_id:
-        raise ValidationError({"game": "Pick a game of this chronicle."})
+        raise ValidationError({"game": _("Pick a game of this chronicle.")})
     if lock.state not in WORKING_LOCK:
-        raise ValidationError({"lock": "This lock is not working; it needs no test (HAV-16)."})
+        raise ValidationError({"lock": _("This lock is not working; it needs no test (HAV-16).")})
     fired: list[AlarmFiring] = []
     penetrated = False
     if not attacker_won:
@@ -248,14 +264,14 @@ def lock_test_record(
             [AlarmTrigger.FAILED_LOCK],
             game=game,
             attack=None,
-            note=f"Failed opening at {game}",
+            note=words.ALARM_FAILED_OPENING % {"game": game},
             now=now,
             key=key,
         )
     else:
         if outcome not in LOCK_OUTCOMES:
             raise ValidationError(
-                {"outcome": "The attacker chooses to bypass or destroy the lock (HAV-16)."}
+                {"outcome": _("The attacker chooses to bypass or destroy the lock (HAV-16).")}
             )
         if outcome == "destroy":
             lock.state = AttributeState.DESTROYED
@@ -275,7 +291,7 @@ def lock_test_record(
                 [AlarmTrigger.PENETRATION],
                 game=game,
                 attack=None,
-                note=f"Every two-way lock beaten at {game}",
+                note=words.ALARM_LOCKS_BEATEN % {"game": game},
                 now=now,
                 key=key,
             )

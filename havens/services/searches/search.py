@@ -11,13 +11,14 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from characters.models import Character, InfluenceSpend, SpendMoment
 from characters.services.influence import influence_refund, influence_spend
 from chronicle.models import Cycle, CycleStatus, Game
 from chronicle.rules import HouseRules
 
-from ... import rules, selectors
+from ... import rules, selectors, words
 from ...models import (
     AttackStatus,
     Find,
@@ -67,14 +68,14 @@ def search_submit(
     _require_active(character, "HAV-25b")
     name = _target_name(target_name)
     if moment not in SearchMoment.values:
-        raise ValidationError({"moment": "Search in downtime or at the game (HAV-25b)."})
+        raise ValidationError({"moment": _("Search in downtime or at the game (HAV-25b).")})
     cycle = _current_cycle(character.chronicle_id)
     spend, created = influence_spend(
         character=character,
         cycle=cycle,
         influence=influence,
         points=points,
-        reason=f"Haven search for {name}",
+        reason=words.SPEND_SEARCH % {"name": name},
         key=f"haven-search:{key}",
         actor=by,
         moment=moment,
@@ -106,7 +107,7 @@ def _search_of_spend(spend_id: int) -> Search:
     searcher = Searcher.objects.filter(spend_id=spend_id).select_related("search").first()
     if searcher is None:
         # The same request, replayed after its searcher withdrew.
-        raise ValidationError("That search request was withdrawn; file a new one (HAV-25b).")
+        raise ValidationError(_("That search request was withdrawn; file a new one (HAV-25b)."))
     return searcher.search
 
 
@@ -116,9 +117,9 @@ def search_target_link(*, search: Search, target: Character, by: User) -> Search
     search = Search.objects.select_for_update().select_related("cycle").get(pk=search.pk)
     _require_staff(by, search.cycle.chronicle_id)
     if target.chronicle_id != search.cycle.chronicle_id:
-        raise ValidationError({"target": "Pick a character of this chronicle (HAV-25b)."})
+        raise ValidationError({"target": _("Pick a character of this chronicle (HAV-25b).")})
     if search.status != SearchStatus.SUBMITTED:
-        raise ValidationError("Only a search not yet resolved can be linked (HAV-25b).")
+        raise ValidationError(_("Only a search not yet resolved can be linked (HAV-25b)."))
     search.target = target
     search.save(update_fields=["target"])
     return search
@@ -154,24 +155,31 @@ def search_join(
         else None
     )
     if search is None or search.status != SearchStatus.SUBMITTED:
-        raise ValidationError({"party_code": UNKNOWN_CODE})
+        raise ValidationError({"party_code": _(UNKNOWN_CODE)})
     if search.cycle.status != CycleStatus.OPEN:
         raise ValidationError(
-            {"party_code": "That search's downtime is closed; it can no longer be joined (DT-01)."}
+            {
+                "party_code": _(
+                    "That search's downtime is closed; it can no longer be joined (DT-01)."
+                )
+            }
         )
     previous = _spend_for_key(character, f"haven-search-join:{key}")
     if previous is not None:
         return _search_of_spend(previous)
     if Searcher.objects.filter(search=search, character=character).exists():
         raise ValidationError(
-            {"character": f"{character.name} is already in this search (HAV-25b)."}
+            {
+                "character": _("%(name)s is already in this search (HAV-25b).")
+                % {"name": character.name}
+            }
         )
-    spend, _ = influence_spend(
+    spend, _created = influence_spend(
         character=character,
         cycle=search.cycle,
         influence=influence,
         points=points,
-        reason=f"Haven search for {search.target_name}",
+        reason=words.SPEND_SEARCH % {"name": search.target_name},
         key=f"haven-search-join:{key}",
         actor=by,
         now=now,
@@ -213,10 +221,12 @@ def search_withdraw(
     if searcher is None:
         return search
     if search.status != SearchStatus.SUBMITTED:
-        raise ValidationError("This search is already resolved; it cannot be withdrawn (HAV-25b).")
+        raise ValidationError(
+            _("This search is already resolved; it cannot be withdrawn (HAV-25b).")
+        )
     if search.cycle.status != CycleStatus.OPEN:
-        raise ValidationError(CLOSED_CYCLE)
-    influence_refund(spend=searcher.spend, reason="Withdrew from a haven search", actor=by, now=now)
+        raise ValidationError(_(CLOSED_CYCLE))
+    influence_refund(spend=searcher.spend, reason=words.REFUND_SEARCH, actor=by, now=now)
     searcher.delete()
     if not Searcher.objects.filter(search=search).exists():
         search.status = SearchStatus.WITHDRAWN
@@ -235,11 +245,9 @@ class Outcome:
 
     @property
     def explanation(self) -> str:
-        verdict = "found" if self.found else "not found"
-        return (
-            f"search of {self.spent} influence against {self.hiding_points} hiding points: "
-            f"{verdict}"
-        )
+        """In English, as `SearchResult.explanation` keeps it (`havens.words.translated`)."""
+        sentence = words.SEARCH_FOUND if self.found else words.SEARCH_NOT_FOUND
+        return sentence % {"spent": self.spent, "hiding_points": self.hiding_points}
 
 
 def _target_structures(target_ids: Iterable[int]) -> dict[int, list[Structure]]:
@@ -352,8 +360,8 @@ def _resolve(searches: Sequence[Search], *, house_rules: HouseRules, now: dt.dat
     unlinked = [s.pk for s in searches if s.target_id is None]
     homeless = [s.pk for s in searches if s.target_id is not None and not outcomes[s.pk]]
     for reasons, sentence in (
-        (unlinked, "No target was linked to this search: it found nothing (HAV-25b)."),
-        (homeless, "The target had no standing haven: nothing to find (HAV-25b)."),
+        (unlinked, words.SEARCH_UNLINKED),
+        (homeless, words.SEARCH_HOMELESS),
     ):
         if reasons:
             Search.objects.filter(pk__in=reasons, explanation="").update(explanation=sentence)
@@ -375,16 +383,16 @@ def search_at_game_record(
     now = now or timezone.now()
     _require_staff(by, game.chronicle_id)
     if not searchers:
-        raise ValidationError({"searchers": "Name at least one searcher (HAV-25b)."})
+        raise ValidationError({"searchers": _("Name at least one searcher (HAV-25b).")})
     if target.chronicle_id != game.chronicle_id or any(
-        c.chronicle_id != game.chronicle_id for c, _, _ in searchers
+        c.chronicle_id != game.chronicle_id for c, _points, _influence in searchers
     ):
-        raise ValidationError("Every character must belong to this chronicle (HAV-25b).")
-    if len({c.pk for c, _, _ in searchers}) != len(searchers):
-        raise ValidationError({"searchers": "Name each searcher once (HAV-25b)."})
+        raise ValidationError(_("Every character must belong to this chronicle (HAV-25b)."))
+    if len({c.pk for c, _points, _influence in searchers}) != len(searchers):
+        raise ValidationError({"searchers": _("Name each searcher once (HAV-25b).")})
     cycle = Cycle.objects.filter(game=game).first()
     if cycle is None:
-        raise ValidationError({"game": "That game has no downtime cycle (DT-01)."})
+        raise ValidationError({"game": _("That game has no downtime cycle (DT-01).")})
     # A double submit races here: both requests would miss the key and the second would fail
     # on the spend's unique key. The searchers' rows (in id order, so two records naming the
     # same characters never deadlock) queue the second behind the first, which it then finds.
@@ -408,12 +416,12 @@ def search_at_game_record(
         created_at=now,
     )
     for character, influence, points in searchers:
-        spend, _ = influence_spend(
+        spend, _created = influence_spend(
             character=character,
             cycle=cycle,
             influence=influence,
             points=points,
-            reason=f"Haven search for {target.name} at {game}",
+            reason=words.SPEND_SEARCH_AT_GAME % {"name": target.name, "game": game},
             key=f"haven-search-game:{key}:{character.pk}",
             actor=by,
             moment=SpendMoment.GAME,
@@ -502,11 +510,11 @@ def search_results_override(
         return 0
     for result in results:
         ruling = rulings[(result.search_id, result.structure_id)]
-        verdict = "found" if ruling.found else "not found"
+        sentence = words.RULED_FOUND if ruling.found else words.RULED_NOT_FOUND
         result.found = ruling.found
-        result.explanation = (
-            f"{result.explanation}; a storyteller ruled it {verdict}: {ruling.note}"
-        )[:300]
+        result.explanation = (sentence % {"explanation": result.explanation, "note": ruling.note})[
+            :300
+        ]
     SearchResult.objects.bulk_update(results, ["found", "explanation"])
     now_found = [r for r in results if r.found and r.structure.status == StructureStatus.STANDING]
     not_found = [r.pk for r in results if not r.found]
