@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.signals import request_finished
 from django.http import HttpRequest, HttpResponse
@@ -50,3 +51,21 @@ def _forget_language(**_kwargs: Any) -> None:
 
 
 request_finished.connect(_forget_language, dispatch_uid="chronicle.middleware.forget_language")
+
+
+DJANGO_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+class SessionBackendMiddleware:
+    """Sessions signed in before chronicle.backends existed name Django's own backend, which is
+    no longer listed: Django would sign those people out, and a player's downtime posted at
+    the deadline would land on the login page. Point such a session at ours instead."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        session = request.session
+        if session.get(BACKEND_SESSION_KEY) == DJANGO_BACKEND:
+            session[BACKEND_SESSION_KEY] = "chronicle.backends.ModelBackend"
+        return self.get_response(request)

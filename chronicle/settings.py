@@ -110,6 +110,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "chronicle.middleware.SessionBackendMiddleware",
     # The language cookie, else Accept-Language, else LANGUAGE_CODE ...
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
