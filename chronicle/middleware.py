@@ -36,11 +36,17 @@ class ProfileLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        language = saved_language(getattr(request, "user", None))
-        if language:
-            translation.activate(language)
-            request.LANGUAGE_CODE = translation.get_language()
+        activate_saved_language(request, getattr(request, "user", None))
         return self.get_response(request)
+
+
+def activate_saved_language(request: HttpRequest, user: Any) -> None:
+    """Draw the rest of `request` in `user`'s saved language, if they saved one (the API's
+    token authentication calls this too, once it knows the caller)."""
+    language = saved_language(user)
+    if language:
+        translation.activate(language)
+        request.LANGUAGE_CODE = translation.get_language()
 
 
 def _forget_language(**_kwargs: Any) -> None:

@@ -238,7 +238,8 @@ if not DEBUG:
 REST_FRAMEWORK = {
     # Token first, so an unauthenticated call gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token authentication, in the token owner's saved language.
+        "chronicle.api_auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -18,10 +18,12 @@ import pytest
 import time_machine
 from django.apps import apps
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.http import HttpResponse
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils.formats import get_format
+from rest_framework.authtoken.models import Token
 
 from characters.models import Character
 from chronicle.services.account import profile_language_set
@@ -136,6 +138,26 @@ def test_the_apis_refusals_are_in_the_readers_language(world: World) -> None:
         message = json.loads(response.content)["error"]["message"]
         problems += [f"{response.request['PATH_INFO']}: {p}" for p in checker.text(message)]
     assert not problems, problems
+
+
+def test_a_token_caller_reads_refusals_in_their_saved_language(world: World) -> None:
+    """A script with a token has no session: its owner's saved language still decides, with
+    no query more than English costs."""
+    alice = world.users["player_alice"]
+    token = Token.objects.create(user=alice)
+    caller = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    path = "/api/chronicles/nightfall/games/"
+    with CaptureQueriesContext(connection) as english:
+        in_english = caller.post(path, {"date": "2030-05-04"})
+    profile_language_set(user=alice, language="it")
+    with CaptureQueriesContext(connection) as italian:
+        in_italian = caller.post(path, {"date": "2030-05-04"})
+    assert (in_english.status_code, in_italian.status_code) == (403, 403)
+    english_message = json.loads(in_english.content)["error"]["message"]
+    italian_message = json.loads(in_italian.content)["error"]["message"]
+    assert italian_message != english_message
+    assert not Checker(catalog.read("it")).text(italian_message)
+    assert len(italian.captured_queries) == len(english.captured_queries)
 
 
 # --- The checker catches what it is for --------------------------------------------------
