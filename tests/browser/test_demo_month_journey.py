@@ -209,8 +209,8 @@ def test_storyteller_runs_the_demo_month_and_every_xp_is_the_rules(
 
     # --- 2. Read the preview: every award with its number and its reason. -------------------
     expect(outcome(st, "Submissions locked").locator(".explanation")).to_have_text(
-        "2 downtime(s) submitted before the deadline count; 1 draft(s) never submitted count "
-        "as no downtime (DT-01)."
+        "Downtimes submitted before the deadline, which count: 2. Drafts never submitted, which "
+        "count as no downtime: 1 (DT-01)."
     )
     preview = {
         "Isabella Moreau: base XP, submitted downtime (DT-03)": (

@@ -367,7 +367,8 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     expect(st.get_by_role("button", name="Re-resolve")).to_be_enabled()
     expect(st.get_by_role("heading", name="Preview: 9 outcomes")).to_be_visible()
     expect(outcome(st, "Submissions locked").locator(".explanation")).to_contain_text(
-        "1 downtime(s) submitted before the deadline count; 0 draft(s)"
+        "Downtimes submitted before the deadline, which count: 1. Drafts never submitted, which "
+        "count as no downtime: 0"
     )
 
     # --- 3. Browse: a tab per step with its count, a filter by character. -------------------
