@@ -72,9 +72,11 @@ from .models import (
     Game,
     Invitation,
     MailLog,
+    MailPreference,
     Membership,
     MembershipEvent,
     Message,
+    Profile,
 )
 
 log = logging.getLogger(__name__)
@@ -125,9 +127,18 @@ NOT_EXPORTED: dict[type[models.Model], str] = {
 }
 
 
+MESSAGE_FIELDS = ("kind", "subject", "body", "created_at", "read_at")
+
+
 def own_data(user: Any, chronicle: Chronicle) -> OwnRows:
-    """The player's membership in the chronicle and their own attendance."""
+    """The player's membership in the chronicle, their own attendance, and the notices the
+    chronicle sent them (their inbox)."""
     return {
+        "messages": list(
+            Message.objects.filter(recipient=user, chronicle=chronicle)
+            .order_by("created_at", "pk")
+            .values(*MESSAGE_FIELDS)
+        ),
         "memberships": list(
             Membership.objects.filter(user=user, chronicle=chronicle).values("role", "joined_at")
         ),
@@ -794,8 +805,20 @@ def account_data(user: Any) -> dict[str, Any]:
             "first_name": getattr(user, "first_name", ""),
             "last_name": getattr(user, "last_name", ""),
             "date_joined": getattr(user, "date_joined", None),
+            "language": Profile.objects.filter(user=user).values_list("language", flat=True).first()
+            or "",
+            "mail_choices": list(
+                MailPreference.objects.filter(user=user).order_by("kind").values("kind", "choice")
+            ),
         },
         "chronicles": chronicles,
+        # Notices of no chronicle, or of one the person has left, stay theirs too.
+        "messages": list(
+            Message.objects.filter(recipient=user)
+            .exclude(chronicle__memberships__user=user)
+            .order_by("created_at", "pk")
+            .values(*MESSAGE_FIELDS)
+        ),
     }
 
 

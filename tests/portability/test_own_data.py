@@ -16,7 +16,8 @@ from django.urls import reverse
 from characters.models import Status, XpKind, XpPurchase
 from characters.services import ledger
 from chronicle import services
-from chronicle.models import CycleStatus
+from chronicle.models import CycleStatus, MailChoice, MailKind, MailPreference
+from chronicle.services import mail
 from downtimes.models import (
     DeskItem,
     Outcome,
@@ -211,3 +212,28 @@ def test_a_visitor_must_log_in(world: Any) -> None:
     assert "/accounts/login/" in response["Location"]
     assert world.client("outsider").get(reverse("account_data_export")).status_code == 200
     assert world.client("player_alice").post(reverse("account_data_export")).status_code == 405
+
+
+def test_the_download_holds_her_inbox_and_mail_choices_and_no_one_elses(world: Any) -> None:
+    alice, bob = world.users["player_alice"], world.users["player_bob"]
+    for user, mark in ((alice, "MARKALICEINBOX"), (bob, "MARKBOBINBOX")):
+        mail.deliver(
+            kind=MailKind.BOND,
+            user=user,
+            key=f"test:{mark}",
+            subject=mark,
+            body=f"{mark} body",
+            chronicle=world.chronicle,
+        )
+    mail.deliver(
+        kind=MailKind.BOND, user=alice, key="test:nochronicle", subject="MARKNOCHRONICLE", body="x"
+    )
+    MailPreference.objects.create(user=alice, kind=MailKind.BOND, choice=MailChoice.DIGEST)
+
+    data = json.loads(_download(world, "player_alice"))
+
+    [inbox] = data["chronicles"][0]["messages"]
+    assert (inbox["subject"], inbox["body"]) == ("MARKALICEINBOX", "MARKALICEINBOX body")
+    assert [m["subject"] for m in data["messages"]] == ["MARKNOCHRONICLE"]
+    assert data["user"]["mail_choices"] == [{"kind": "bond", "choice": "digest"}]
+    assert "MARKBOBINBOX" not in json.dumps(data)
