@@ -34,7 +34,7 @@ def sections(html: str) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     parts = re.split(r'<section class="card settings-section" id="section-([A-Z]+)"', html)
     for code, body in zip(parts[1::2], parts[2::2], strict=True):
-        heading = re.search(r"<h2[^>]*>\s*([^<]+?)\s*<span", body)
+        heading = re.search(r"<h2[^>]*>\s*([^<]+?)\s*<code", body)
         assert heading
         found[code] = (html_lib.unescape(heading.group(1)), body.split("</section>")[0])
     return found
