@@ -20,29 +20,23 @@ import hashlib
 import logging
 import os
 import time
-from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
-from django.template.loader import render_to_string
-from django.urls import reverse
-from django.utils import timezone, translation
-from django.utils.functional import lazy
+from django.utils import timezone
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, ngettext
 
-from characters.models import Character, InfluenceSpend, Notification, SpendMoment, XpEntry, XpKind
+from characters.models import Character, InfluenceSpend, SpendMoment, XpEntry, XpKind
 from characters.services.sweepers import torpor_holds_sweep
-from chronicle.models import Cycle, CycleStatus, CycleTransition, MailKind, Membership
-from chronicle.services.mail import deliver, languages_of
+from chronicle.models import Cycle, CycleStatus, CycleTransition, Membership
 
 from .. import ledger_words
 from ..models import (
@@ -55,6 +49,7 @@ from ..models import (
     StepChunk,
 )
 from .desk import desk_release, staff_of
+from .enqueue import send_after_commit
 from .release import effective_xp as effective_xp  # the views' and the API's, as before
 from .release import (
     release_check_unfinished,
@@ -64,11 +59,14 @@ from .release import (
     xp_statement,
 )
 from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, reader_players
+from .summaries import SUMMARY_TASK, _summaries_queue, _summaries_sweep
+from .summaries import public_line as public_line  # the views', the API's and the tasks', as before
+from .summaries import summaries_pending as summaries_pending
+from .summaries import summaries_send as summaries_send
 
 log = logging.getLogger(__name__)
 
 CHUNK_TASK = "downtimes.tasks.resolve_chunk"
-SUMMARY_TASK = "downtimes.tasks.send_cycle_summaries"
 # A chunk nobody finished this long after it was enqueued is enqueued again. A worker still
 # busy with it holds its row lock, so the second message finds nothing to do.
 STALE_AFTER = dt.timedelta(seconds=60)
@@ -134,19 +132,9 @@ def _transition(cycle: Cycle, status: str, now: dt.datetime, by: User | None) ->
     )
 
 
-def _send_after_commit(task: str, arg: int) -> None:
-    """Send a task by name once the transaction commits (so the services need not import the
-    tasks that call them). `robust`: a broker that is down must not turn the committed work
-    into a 500; the run records stay pending and the sweeper sends them again."""
-    transaction.on_commit(
-        lambda: current_app.send_task(task, args=[arg]),
-        robust=True,
-    )
-
-
 def _enqueue(chunk_ids: Iterable[int]) -> None:
     for pk in chunk_ids:
-        _send_after_commit(CHUNK_TASK, pk)
+        send_after_commit(CHUNK_TASK, pk)
 
 
 # --- Close and resolve -------------------------------------------------------------------------
@@ -808,7 +796,7 @@ def cycle_release(
 
     Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
     _transition(cycle, CycleStatus.RELEASED, now, by)
-    _send_after_commit(SUMMARY_TASK, cycle.pk)
+    send_after_commit(SUMMARY_TASK, cycle.pk)
     return True
 
 
@@ -825,156 +813,6 @@ def cycle_settle_on_paper(*, cycle: Cycle, by: User | None, now: dt.datetime | N
     Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
     _transition(cycle, CycleStatus.RELEASED, now, by)
     return True
-
-
-def public_line(outcome: Outcome, overrides: dict[tuple[str, str], OutcomeOverride]) -> str:
-    """The player's words for one outcome, as the results page and the summary e-mail give
-    them: in plain words (no rule IDs: issue 12), and an XP override says so, without the STs'
-    note. (Search rulings need no words here: the searchers' line points to their searches
-    page, which shows the ruling.)"""
-    from ..plain_words import without_rule_ids
-
-    text = without_rule_ids(outcome.localized_public_text)
-    override = overrides.get((outcome.step, outcome.subject))
-    if override is not None and override.xp is not None:
-        # The note is the STs' own record (DESIGN: ST notes are never shown to players).
-        return gettext("%(text)s A storyteller changed this award to %(xp)s XP.") % {
-            "text": text,
-            "xp": override.xp,
-        }
-    return text
-
-
-_lazy_public_line = lazy(public_line, str)
-
-
-def _summaries_queue(
-    cycle: Cycle,
-    outcomes: list[Outcome],
-    overrides: dict[tuple[str, str], OutcomeOverride],
-    readers: set[tuple[int, int]],
-    now: dt.datetime,
-) -> None:
-    """One keyed Notification per player (its character is the one their results name); the
-    summary task sends them after commit. Its words are the results page's: each outcome
-    (`public_line`) and each of the player's actions with the storytellers' written result
-    (`results.released_actions`, released by `desk_release` just before), from the templates
-    downtimes/mail/results_summary*.txt."""
-    from .results import released_actions
-
-    by_id = {o.pk: o for o in outcomes}
-    lines: dict[int, list[str]] = defaultdict(list)
-    for outcome_id, player in sorted(readers, key=lambda r: (by_id[r[0]].position, r[0])):
-        # Lazy: worded when each summary is written, in its reader's language.
-        lines[player].append(_lazy_public_line(by_id[outcome_id], overrides))
-    actions = released_actions(cycle=cycle)
-    character_of: dict[int, int] = {}
-    for o in outcomes:
-        if o.player_id and o.character_id:
-            character_of.setdefault(o.player_id, o.character_id)
-    fallback = dict(
-        Character.objects.filter(chronicle_id=cycle.chronicle_id, player_id__in=list(lines))
-        .order_by("player_id", "-pk")
-        .values_list("player_id", "pk")
-    )
-    context = {
-        "cycle": cycle,
-        "results_url": settings.CHRONICLE_BASE_URL
-        + reverse("results", args=[cycle.chronicle.slug]),
-    }
-    # Each summary in its reader's language (issue 17), all languages in one query.
-    language_of = languages_of(lines)
-    notes = []
-    for player, text in lines.items():
-        if player not in character_of and player not in fallback:
-            continue
-        with translation.override(language_of[player]):
-            subject = " ".join(
-                render_to_string("downtimes/mail/results_summary_subject.txt", context).split()
-            )
-            body = render_to_string(
-                "downtimes/mail/results_summary.txt",
-                {**context, "lines": text, "actions": actions.get(player, [])},
-            )
-        notes.append(
-            Notification(
-                character_id=character_of.get(player) or fallback[player],
-                key=f"cycle:{cycle.pk}:summary:{player}",
-                subject=subject,
-                body=body.strip() + "\n",
-                created_at=now,
-            )
-        )
-    Notification.objects.bulk_create(notes, ignore_conflicts=True, batch_size=500)
-
-
-def _unsent_summaries(cycle_id: int) -> QuerySet[Notification]:
-    return Notification.objects.filter(
-        key__startswith=f"cycle:{cycle_id}:summary:", sent_at__isnull=True
-    )
-
-
-def summaries_send(*, cycle_id: int, limit: int = 500) -> int:
-    """Hand up to `limit` of the cycle's summaries not handed over yet to the mail service
-    (`deliver`: the player's inbox, and their e-mail, sent here at once, by their choice);
-    returns how many were handed over. Each row is locked (SKIP LOCKED) while its mail leaves
-    and marked in the same transaction: two workers never send one twice, and a worker killed
-    mid-send leaves it for the sweeper (at least once: only a kill between the mail server's
-    "accepted" and the commit can repeat one). A mail server that refuses it leaves a failed
-    row in the mail log, which the mail sweeper retries with backoff."""
-    ids = list(_unsent_summaries(cycle_id).order_by("pk").values_list("pk", flat=True)[:limit])
-    handed = 0
-    for pk in ids:
-        with transaction.atomic():
-            note = (
-                Notification.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("character__player")
-                .filter(pk=pk, sent_at__isnull=True)
-                .first()
-            )
-            if note is None:
-                continue
-            player = note.character.player
-            if player is not None:
-                deliver(
-                    kind=MailKind.RESULTS,
-                    user=player,
-                    chronicle=note.character.chronicle_id,
-                    key=note.key,
-                    subject=note.subject,
-                    body=note.body,
-                    send_now=True,
-                )
-            # Nobody to write to is done too: the results page still has it.
-            Notification.objects.filter(pk=pk).update(sent_at=timezone.now())
-            handed += 1
-    return handed
-
-
-def summaries_pending(*, cycle_id: int) -> bool:
-    return _unsent_summaries(cycle_id).exists()
-
-
-SUMMARY_RETRY_AFTER = dt.timedelta(minutes=5)
-
-
-def _summaries_sweep(now: dt.datetime) -> int:
-    """Released cycles with a summary left unsent for a while (a lost message, a mail server
-    down): send their task again. One query."""
-    keys = (
-        Notification.objects.filter(
-            key__startswith="cycle:",
-            key__contains=":summary:",
-            sent_at__isnull=True,
-            created_at__lt=now - SUMMARY_RETRY_AFTER,
-        )
-        .values_list("key", flat=True)
-        .distinct()
-    )
-    cycle_ids = sorted({int(key.split(":")[1]) for key in keys})
-    for cycle_id in cycle_ids:
-        _send_after_commit(SUMMARY_TASK, cycle_id)
-    return len(cycle_ids)
 
 
 def results_for(*, user: User, cycle: Cycle | None = None) -> QuerySet[Outcome]:
