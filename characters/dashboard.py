@@ -11,7 +11,7 @@ from django.db.models import Count, Min
 from chronicle.dashboard import Card, Situation
 
 from . import access
-from .models import PurchaseStatus, XpPurchase
+from .models import Approval, Character, PurchaseStatus, XpPurchase
 from .services.purchases import describe
 
 
@@ -51,5 +51,25 @@ def _to_sign_off(situation: Situation) -> Card:
     )
 
 
+def _rebuilds(situation: Situation) -> list[Card]:
+    """XP-07 / CRE-04: the player's characters reopened to be rebuilt (a return from
+    retirement, an embrace) and not yet approved: "rebuild your character". One query."""
+    membership = situation.membership
+    drafts = list(
+        Character.objects.filter(
+            chronicle_id=membership.chronicle_id,
+            player_id=membership.user_id,
+            rebuilds__gt=0,
+        )
+        .exclude(approval=Approval.APPROVED)
+        .order_by("name", "pk")
+    )
+    if not drafts:
+        return []
+    return [Card("characters/cards/player_rebuild.html", order=5, context={"drafts": drafts})]
+
+
 def cards(situation: Situation) -> list[Card]:
-    return [_to_sign_off(situation) if situation.is_staff else _waiting(situation)]
+    if situation.is_staff:
+        return [_to_sign_off(situation)]
+    return [*_rebuilds(situation), _waiting(situation)]

@@ -110,7 +110,6 @@ class Character(models.Model):
     )
     feeding_demographic = models.CharField(max_length=120, blank=True)
     embrace_earth = models.BooleanField(default=False)
-    black_veins_permitted = models.BooleanField(default=False)
     # Freebies spent at creation, as the creation service computed them from the rules.
     freebies_spent = models.PositiveSmallIntegerField(default=0)
     # The creation wizard's raw choices (package allocation, freebie purchases, free and bought
@@ -141,6 +140,18 @@ class Character(models.Model):
     died_on = models.DateField(null=True, blank=True)
     retired_on = models.DateField(null=True, blank=True)
     embraced_on = models.DateField(null=True, blank=True)  # CRE-04: breaks every bond
+    # XP-07 / CRE-04: how many times the character was reopened as a draft to be rebuilt (a
+    # return from retirement, an embrace), and the XP it had spent before the last rebuild, which
+    # a later XP-06 credit does not count again (XP-07a).
+    rebuilds = models.PositiveSmallIntegerField(default=0)
+    xp_spent_before_rebuild = models.DecimalField(
+        max_digits=7, decimal_places=1, default=Decimal(0)
+    )
+    # CTL-02: control fell below 1, so the character became a storyteller-run NPC: when, and
+    # why (an English sentence of services/control.py, shown in each reader's language). The
+    # player stays linked, as for any PC the storytellers keep as an NPC (characters_leave_play).
+    npc_since = models.DateTimeField(null=True, blank=True)
+    npc_reason = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

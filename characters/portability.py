@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import models
 
-from chronicle.models import Chronicle
+from chronicle.models import Attendance, Chronicle
 from chronicle.portability import OwnRows, Portable
 
 from .models import (
@@ -42,6 +42,8 @@ from .models import (
 
 PORTABLE: list[Portable] = [
     Portable(Character, lambda c: Character.objects.filter(chronicle=c)),
+    # The chronicle app's sign-in lines name the character played (HAV-06), so they come here.
+    Portable(Attendance, lambda c: Attendance.objects.filter(game__chronicle=c)),
     Portable(Title, lambda c: Title.objects.filter(character__chronicle=c)),
     Portable(Ritual, lambda c: Ritual.objects.filter(character__chronicle=c)),
     Portable(Disadvantage, lambda c: Disadvantage.objects.filter(character__chronicle=c)),
@@ -110,6 +112,8 @@ CHARACTER_FIELDS = [
     "died_on",
     "retired_on",
     "embraced_on",
+    "npc_since",
+    "npc_reason",
     "created_at",
     "updated_at",
 ]

@@ -79,6 +79,18 @@ def add_months(day: date, months: int) -> date:
     return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
 
 
+def black_veins_show(diableries: Iterable[tuple[date, date]], *, on: date) -> bool:
+    """XP-04: whether a diablerist's black veins show on day `on`: from a diablerie's day until
+    they fade six months later (its `until` day, `add_months(occurred_on, 6)`, no longer shows).
+    `diableries` holds one (occurred_on, until) pair per diablerie. "Character may not enter
+    the game with black veins except with explicit storyteller permission" (the sign-in sheet).
+    """
+    on = _date("on", on)
+    return any(
+        _date("occurred_on", start) <= on < _date("until", until) for start, until in diableries
+    )
+
+
 # --- Disciplines: levels and names (DIS-01, DIS-02) ---------------------------------------------
 
 LEVELS: tuple[str, ...] = ("1a", "1b", "2a", "2b", "3a")
@@ -132,7 +144,9 @@ DISCIPLINE_TITLES: Mapping[str, str] = {
 DISCIPLINES: tuple[str, ...] = tuple(DISCIPLINE_TITLES)
 
 # DIS-01: names listed 1a / 1b / 2a / 2b / 3a. Celerity, Fortitude and Potence have no names in
-# the source, so their level is named by the bid bonus it gives.
+# the source, so their level is named by the bid bonus it gives. The source's discipline blocks
+# lost their headings (SRC-03): each block is matched to its discipline by the table of contents'
+# order and its content, as SPEC rebuilt them.
 DISCIPLINE_LEVEL_NAMES: Mapping[str, tuple[str, str, str, str, str]] = {
     "animalism": (
         "Beast Within",
@@ -606,6 +620,112 @@ def herd_blood_yield(
     return blood
 
 
+# --- Influence uses (INF-02, BLD-04) -------------------------------------------------------------
+
+# INF-02: what each influence action kind (downtimes.models.ActionKind's values) may be paid
+# with. The text: "All influence types may be used to build or attack havens, attack others'
+# influences, or investigate"; "Business, Government, Underworld, and Occult (to a lesser extent)
+# may be used to acquire items" (INTERPRETATION: "to a lesser extent" still allows Occult; the
+# storytellers judge how much it buys); "Herd may be used as sources of blood"; "Occult may be
+# used for research and development of new rituals". Repairing is building again, searching
+# (HAV-25b: "total influences spent") and leaving the city (INF-04: "an influence request") name
+# no type, and "other" is the storytellers' to judge: any type.
+INFLUENCE_USES: dict[str, tuple[str, ...]] = {
+    "build": INFLUENCE_TYPES,
+    "repair": INFLUENCE_TYPES,
+    "search": INFLUENCE_TYPES,
+    "attack_haven": INFLUENCE_TYPES,
+    "attack_influence": INFLUENCE_TYPES,
+    "investigate": INFLUENCE_TYPES,
+    "acquire": ("business", "government", "occult", "underworld"),
+    "herd": ("herd",),
+    "research": ("occult",),
+    "leave_city": INFLUENCE_TYPES,
+    "other": INFLUENCE_TYPES,
+}
+INFLUENCE_ACTIONS: tuple[str, ...] = tuple(INFLUENCE_USES)
+
+
+def influence_action_title(action: str) -> str:
+    """INF-02: an influence action kind as a player reads it (the same words as
+    downtimes.models.ActionKind's labels, so one translation serves both)."""
+    titles = {
+        "build": _("Contribute to building or upgrading a haven"),
+        "repair": _("Repair a haven"),
+        "search": _("Search for a character's havens"),
+        "attack_haven": _("Attack a found haven"),
+        "attack_influence": _("Attack another's influence"),
+        "investigate": _("Investigate"),
+        "acquire": _("Acquire an item"),
+        "herd": _("Herd blood"),
+        "research": _("Occult research"),
+        "leave_city": _("Leave the city (INF-04)"),
+        "other": _("Other"),
+    }
+    return titles[_influence_action(action)]
+
+
+def _influence_action(action: object) -> str:
+    if not isinstance(action, str) or action not in INFLUENCE_USES:
+        raise ValueError(
+            _("Unknown influence action %(action)s; use one of %(actions)s.")
+            % {"action": repr(action), "actions": ", ".join(INFLUENCE_ACTIONS)}
+        )
+    return action
+
+
+def influence_types_for(action: str) -> tuple[str, ...]:
+    """INF-02: the influence types `action` accepts, in INF-01's order."""
+    return INFLUENCE_USES[_influence_action(action)]
+
+
+def influence_use_allowed(action: str, influence: str) -> bool:
+    """INF-02: whether points of `influence` may pay for `action` (Herd blood takes only
+    Herd, occult research only Occult, acquiring an item any type but Herd)."""
+    return _influence_type(influence) in influence_types_for(action)
+
+
+def _or_list(words: Sequence[str]) -> str:
+    if len(words) == 1:
+        return words[0]
+    return _("%(some)s or %(last)s") % {"some": ", ".join(words[:-1]), "last": words[-1]}
+
+
+def check_influence_use(action: str, influence: str) -> None:
+    """INF-02: refuse an action paid with a type it does not accept, naming the types it
+    does ("Herd blood can be paid only with Herd influence, not Business (INF-02).")."""
+    if influence_use_allowed(action, influence):
+        return
+    allowed = [influence_title(name) for name in influence_types_for(action)]
+    raise ValueError(
+        _("“%(action)s” can be paid only with %(allowed)s influence, not %(influence)s (INF-02).")
+        % {
+            "action": influence_action_title(action),
+            "allowed": _or_list(allowed),
+            "influence": influence_title(influence),
+        }
+    )
+
+
+def herd_blood_stored(
+    herd: int,
+    *,
+    clan: str | None,
+    herd_yield: int = 3,
+    ventrue_herd_mode: str = "double_cost",
+    hunting_excess_becomes_stored: bool = True,
+) -> int:
+    """BLD-04 / INF-02: the stored blood a downtime spend of `herd` points of Herd for blood
+    gives once released: `herd_blood_yield` (points × `herd_yield`), all of it, since in
+    downtime Herd "can collect blood over the normal blood pool" and the app keeps no in-body
+    pool between games. INTERPRETATION (setting `hunting_excess_becomes_stored`, default on):
+    off, nothing is stored and the STs hand the blood out as pool at the next game (0)."""
+    blood = herd_blood_yield(
+        herd, clan=clan, herd_yield=herd_yield, ventrue_herd_mode=ventrue_herd_mode
+    )
+    return blood if hunting_excess_becomes_stored else 0
+
+
 # --- Discipline purchases (DIS-03 .. DIS-08, CRE-03, CRE-04) -------------------------------------
 
 BASIC_LEVEL_COST = 3  # DIS-03, from the document's examples
@@ -805,6 +925,31 @@ def check_teacher(
 PURCHASE_MOMENTS: tuple[str, ...] = ("creation", "downtime", "game")
 
 
+class PurchaseMomentError(ValueError):
+    """A purchase refused for *when* it is made (XP-01, DIS-08), not for what it buys: the
+    refusal belongs beside the "when" field."""
+
+
+def check_before_play(asked_at: datetime, *, play_starts: datetime | None) -> None:
+    """XP-01: XP may be spent "at the game before play starts". An at-game purchase asked at
+    `asked_at` is accepted strictly before `play_starts`, the game's start as an aware moment
+    in the chronicle's zone (the refusal names it in that zone), and refused from then on.
+
+    `play_starts=None` is a game with no start time: then the whole game day counts, as the
+    caller's choice of "today's game" already ensures, and nothing more is checked here."""
+    if not isinstance(asked_at, datetime) or asked_at.utcoffset() is None:
+        raise ValueError(f"asked_at must be an aware moment, got {asked_at!r}.")
+    if play_starts is None:
+        return
+    if not isinstance(play_starts, datetime) or play_starts.utcoffset() is None:
+        raise ValueError(f"play_starts must be an aware moment, got {play_starts!r}.")
+    if asked_at >= play_starts:
+        raise PurchaseMomentError(
+            _("Play started at %(start)s; buy it in your downtime instead (XP-01).")
+            % {"start": play_starts.strftime("%H:%M")}
+        )
+
+
 def check_purchase_timing(
     levels: Sequence[str],
     *,
@@ -812,6 +957,8 @@ def check_purchase_timing(
     in_clan: bool,
     levels_bought_this_cycle: int = 0,
     discipline_levels_per_cycle: int = 1,
+    tremere_path: bool = False,
+    tremere_paths_any_time: bool = True,
 ) -> None:
     """DIS-08 / XP-01: when discipline levels may be bought.
 
@@ -820,7 +967,11 @@ def check_purchase_timing(
     - In play at most `discipline_levels_per_cycle` levels per cycle; INTERPRETATION (setting):
       1 per character per cycle, across all disciplines (`levels_bought_this_cycle` counts
       those already approved this cycle).
-    - Out-of-clan levels only in downtime; INTERPRETATION: so are a Tremere's other paths.
+    - Out-of-clan levels only in downtime (DIS-08), refused with `PurchaseMomentError`.
+    - CLN-01 (Tremere): the other two Thaumaturgy paths "may be bought any time at out-of-clan
+      cost" (`tremere_path`: a Tremere buying one of them). The clan's text is the more
+      specific, so by default (setting `tremere_paths_any_time`) they may be bought at the game
+      too; off, DIS-08's reading holds for them as well: in downtime only.
     """
     numbers = _purchase_levels(levels)
     if when not in PURCHASE_MOMENTS:
@@ -829,8 +980,9 @@ def check_purchase_timing(
     _int("discipline_levels_per_cycle", discipline_levels_per_cycle, minimum=1)
     if when == "creation":
         return
-    if not in_clan and when != "downtime":
-        raise ValueError(
+    any_time = tremere_path and tremere_paths_any_time
+    if not in_clan and when != "downtime" and not any_time:
+        raise PurchaseMomentError(
             _("Out-of-clan discipline levels can only be bought in downtime (DIS-08).")
         )
     if levels_bought_this_cycle + len(numbers) > discipline_levels_per_cycle:
@@ -1056,7 +1208,8 @@ def check_disadvantages(disadvantages: Sequence[Disadvantage], *, clan: str | No
       enough), and at least one non-physical.
     - Nosferatu, instead: 2 major physical, or 1 major physical + 2 minor physical, and one
       major is "hideously ugly". The source sentence is about physical disadvantages, so the
-      minor ones must be physical too.
+      minor ones must be physical too (its parenthesis never closes, SRC-05: this is the
+      reading of the damaged sentence).
 
     INTERPRETATION: the clan rules replace the general minimum; they don't add to it.
     """
@@ -1552,6 +1705,48 @@ def retirement_points(*, spent: Decimal, unspent: Decimal) -> Decimal:
     return _round_to_half(total, ROUND_CEILING)
 
 
+# --- Rebuilding a character (XP-07, CRE-04; issue 14) ---------------------------------------------
+
+
+def spent_since_rebuild(*, spent: Decimal, spent_before_rebuild: Decimal) -> Decimal:
+    """XP-07a: a character that returns (XP-07) or is embraced (CRE-04) is rebuilt from scratch,
+    and its player was already credited for what the old build spent (XP-06 at retirement; the
+    embrace refund). A later death or retirement therefore counts only the XP spent since the
+    rebuild: e.g. 60 spent in all, 40 of them before the rebuild → 20."""
+    total = _xp("spent", spent)
+    before = _xp("spent_before_rebuild", spent_before_rebuild)
+    return max(total - before, Decimal(0))
+
+
+EMBRACEABLE = ("ghoul", "kine")
+
+
+def check_embrace(creature: str) -> None:
+    """CRE-04: a ghoul or kine embraced in play is rebuilt as kindred. CRE-03: an animal ghoul
+    cannot be embraced; a kindred already is one."""
+    if creature == "animal_ghoul":
+        raise ValueError(_("Animals cannot be embraced (CRE-03)."))
+    if creature == "kindred":
+        raise ValueError(
+            _("This character is already kindred; only a ghoul or kine is embraced (CRE-04).")
+        )
+    if creature not in EMBRACEABLE:
+        raise ValueError(
+            _("Only a ghoul or kine can be embraced, not %(creature)s (CRE-04).")
+            % {"creature": creature}
+        )
+
+
+def embrace_xp_refund(*, spent: Decimal, embrace_refunds_spent_xp: bool = True) -> Decimal:
+    """CRE-04: "that character must be recreated from scratch as a kindred with the same XP".
+    INTERPRETATION (setting `embrace_refunds_spent_xp`, default on): the XP spent on the ghoul
+    or kine comes back to the player's ledger, so with the unspent XP already there the kindred
+    is rebuilt with all of it (e.g. 30 spent, 5 unspent → 35 to rebuild with). Off: only the
+    player's current balance, as for a return (XP-07)."""
+    amount = _xp("spent", spent)
+    return amount if embrace_refunds_spent_xp else Decimal(0)
+
+
 @dataclass(frozen=True)
 class CheatingPenalty:
     """GEN-02: what the n-th offense brings: "warning", "halve_xp" or "ban", and the XP ledger
@@ -1587,14 +1782,40 @@ def cheating_penalty(
 CONCEALABILITY: tuple[str, ...] = ("blue", "yellow", "red")  # most to least concealable
 
 
-def item_repair_cost(purchase_cost: int, *, item_repair_fraction: Decimal = Decimal("0.5")) -> int:
-    """ITM-02: repairing refreshes the expiry date and costs less than a new item.
-    INTERPRETATION (setting `item_repair_fraction`): half the cost, rounded up, minimum 1."""
-    _int("purchase_cost", purchase_cost)
+MIN_ITEM_COST = 1  # ITM-01: an item costs at least 1 (issue 14: no free items)
+
+
+def check_item_cost(purchase_cost: int) -> int:
+    """ITM-01: an item's purchase cost (with reinforcement and attachments) is at least 1."""
+    if isinstance(purchase_cost, bool) or not isinstance(purchase_cost, int):
+        raise ValueError(f"purchase_cost must be a whole number, got {purchase_cost!r}.")
+    if purchase_cost < MIN_ITEM_COST:
+        raise ValueError(
+            _("An item costs at least %(minimum)s (ITM-01); got %(cost)s.")
+            % {"minimum": MIN_ITEM_COST, "cost": purchase_cost}
+        )
+    return purchase_cost
+
+
+def item_repair_cost(
+    purchase_cost: int,
+    *,
+    item_repair_fraction: Decimal = Decimal("0.5"),
+    item_repair_free_at_cost_one: bool = True,
+) -> int:
+    """ITM-02: repairing refreshes the expiry date and "will always be cheaper than buying a
+    new item". INTERPRETATION (setting `item_repair_fraction`): half the cost, rounded up,
+    minimum 1 (cost 2 → 1, 3 → 2, 4 → 2, 5 → 3) and never less than 1 below the cost, whatever
+    the fraction. An item of cost 1 cannot be repaired for less than 1 and more than 0: setting
+    `item_repair_free_at_cost_one` (ITM-02) makes that repair free (default) or cost 1. An item
+    costs at least 1 (ITM-01), so cost 0 is refused."""
+    check_item_cost(purchase_cost)
     fraction = Decimal(item_repair_fraction)
     if not Decimal(0) < fraction < Decimal(1):
         raise ValueError("item_repair_fraction must be above 0 and below 1.")
-    return max(1, math.ceil(purchase_cost * fraction))
+    if purchase_cost == 1:
+        return 0 if item_repair_free_at_cost_one else 1
+    return min(purchase_cost - 1, max(1, math.ceil(purchase_cost * fraction)))
 
 
 CONCEALMENT_DOWNGRADE_FACTOR = 3  # ITM-03

@@ -24,6 +24,7 @@ from .models import (
     Membership,
     MembershipEvent,
     Message,
+    Proposal,
     Role,
 )
 
@@ -253,3 +254,68 @@ def mail_log_entry_for(membership: Membership, log_id: int) -> MailLog:
         return mail_log_visible_to(membership).get(pk=log_id)
     except MailLog.DoesNotExist:
         raise Http404(_("No such mail.")) from None
+
+
+# --- Governance: decisions by two thirds (GEN-03 / GEN-04, issue 14) --------------------------
+# GEN-03 counts "all current STs". Admins count as storytellers: in this app an admin holds
+# every storyteller power (is_staff) besides running the chronicle, and the rules text knows no
+# admin role; leaving them out would let the other storytellers remove an admin who runs games
+# without that admin's vote. GEN-04's "all current players" are the members whose role is player.
+# A member whose account is inactive (an imported player who has not accepted their invitation
+# yet) cannot log in to vote; counting them would turn their silence into a "no" for everyone.
+
+VOTING_ROLES: dict[str, frozenset[str]] = {
+    "storytellers": STAFF_ROLES,
+    "players": frozenset({Role.PLAYER}),
+}
+
+
+def body_of(membership: Membership) -> str:
+    """The voting body a member belongs to: "storytellers" (and admins) or "players"."""
+    return "storytellers" if is_staff(membership) else "players"
+
+
+def voters_of(chronicle: Chronicle, body: str) -> QuerySet[Membership]:
+    """Every current voter of `body` in `chronicle`, whether they vote or not (GEN-03 / GEN-04)."""
+    return Membership.objects.filter(
+        chronicle=chronicle, role__in=VOTING_ROLES[body], user__is_active=True
+    ).select_related("user")
+
+
+def may_vote_on(membership: Membership, proposal: Proposal) -> bool:
+    # A member acting is logged in, so their account is active: no query for it.
+    return membership.role in VOTING_ROLES[proposal.body]
+
+
+def require_may_propose(membership: Membership, body: str) -> None:
+    """Storytellers put storytellers' decisions to a vote, players put players' removals
+    (GEN-04); neither body votes on the other's."""
+    if body not in VOTING_ROLES:
+        raise PermissionDenied(_("Choose the storytellers' or the players' vote."))
+    if membership.role not in VOTING_ROLES[body]:
+        raise PermissionDenied(
+            _("Only the chronicle's storytellers may propose a storytellers' decision.")
+            if body == "storytellers"
+            else _("Only the chronicle's players may propose a players' vote.")
+        )
+
+
+def proposals_visible_to(membership: Membership) -> QuerySet[Proposal]:
+    """Storytellers' decisions are the storytellers' business: players do not see them (nor
+    learn that they exist). The players' votes are open to the players and to the storytellers,
+    who may read them but not vote."""
+    proposals = Proposal.objects.filter(chronicle=membership.chronicle).select_related(
+        "chronicle", "target", "proposed_by"
+    )
+    if is_staff(membership):
+        return proposals
+    return proposals.filter(body="players")
+
+
+def proposal_for(membership: Membership, proposal_id: int) -> Proposal:
+    if not 0 < proposal_id <= MAX_ID:
+        raise Http404(_("No such decision."))
+    try:
+        return proposals_visible_to(membership).get(pk=proposal_id)
+    except Proposal.DoesNotExist:
+        raise Http404(_("No such decision.")) from None

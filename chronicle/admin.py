@@ -16,7 +16,9 @@ class ChronicleAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         # Once games exist, the time zone fixes their deadlines and the house rules are edited
         # on the chronicle's settings page, whose service keeps open cycles in step.
-        return ["timezone", "house_rule_overrides"] if obj is not None else []
+        return (
+            ["timezone", "house_rule_overrides", "house_rule_schedule"] if obj is not None else []
+        )
 
 
 @admin.register(Membership)

@@ -38,6 +38,12 @@ app.conf.beat_schedule = {
         # A missed minute is picked up by the next one; never let them pile up in the broker.
         "options": {"expires": 55},
     },
+    # GEN-03 / GEN-04: decision votes close at their deadline (a page showing one closes it too).
+    "chronicle-close-due-proposals": {
+        "task": "chronicle.tasks.proposals_close_due",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
     # The characters app's timers (DESIGN: due-date columns, one sweeper each). The sweepers are
     # idempotent, so the hour only bounds how late an effect comes; a missed hour expires
     # rather than piling up behind the next one.

@@ -27,6 +27,8 @@ from django.db.models import Count, Window
 
 from . import access, services
 from .models import Cycle, CycleStatus, Game, Membership
+from .rule_changes import upcoming_changes
+from .services.governance import open_votes_for
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,24 @@ def _next_game(situation: Situation) -> list[Card]:
     ]
 
 
+def _rule_changes(situation: Situation) -> list[Card]:
+    """Every member: the house-rule changes announced for games not played yet (GEN-05), read
+    from the chronicle row already loaded (no query); no card when none is announced."""
+    changes = upcoming_changes(situation.chronicle, situation.today)
+    if not changes:
+        return []
+    return [Card("chronicle/cards/rule_changes.html", order=55, context={"changes": changes})]
+
+
+def _open_votes(situation: Situation) -> list[Card]:
+    """Every member: the decision votes (GEN-03 / GEN-04) open to them that they have not cast
+    (one query, whatever their number); no card when there are none."""
+    proposals = open_votes_for(situation.membership, situation.now)
+    if not proposals:
+        return []
+    return [Card("chronicle/cards/decisions.html", order=5, context={"proposals": proposals})]
+
+
 @functools.cache
 def _providers() -> list[Callable[[Situation], list[Card]]]:
     """Each installed app's `dashboard.cards`, found once per process."""
@@ -137,7 +157,7 @@ def _providers() -> list[Callable[[Situation], list[Card]]]:
 def cards_for(membership: Membership, now: dt.datetime) -> list[Card]:
     """The member's dashboard, in order."""
     state = situation(membership, now)
-    cards = _next_game(state)
+    cards = _next_game(state) + _rule_changes(state) + _open_votes(state)
     for provider in _providers():
         cards.extend(provider(state))
     return sorted(cards, key=lambda card: card.order)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import zoneinfo
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -8,8 +9,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
+from django.utils import timezone as django_timezone
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 
 from . import rules
 
@@ -31,6 +33,24 @@ def validate_house_rules(value: Any) -> None:
         raise ValidationError(str(exc)) from exc
 
 
+def validate_house_rule_schedule(value: Any) -> None:
+    """GEN-05: a list of published changes, each naming a known setting and a game."""
+    if not isinstance(value, list):
+        raise ValidationError(_("The schedule of rule changes must be a list."))
+    for change in value:
+        if (
+            not isinstance(change, dict)
+            or change.get("name") not in rules.HOUSE_RULE_FIELDS
+            or not isinstance(change.get("effective_game"), int)
+            or not isinstance(change.get("effective_on"), str)
+        ):
+            raise ValidationError(
+                _("%(change)s is not a rule change of this chronicle.") % {"change": repr(change)}
+            )
+        if not change.get("default"):
+            validate_house_rules({change["name"]: change.get("value")})
+
+
 class Chronicle(models.Model):
     name = models.CharField(max_length=120)
     slug = models.SlugField(max_length=60, unique=True)
@@ -40,6 +60,13 @@ class Chronicle(models.Model):
     # Only the settings the STs changed; `house_rules` merges them over SPEC's defaults.
     house_rule_overrides = models.JSONField(
         default=dict, blank=True, validators=[validate_house_rules]
+    )
+    # GEN-05: the published changes that take effect from a later game, in the order they
+    # apply: [{name, value, default, effective_game, effective_on}] (`default`: back to the
+    # rules' default; `effective_on`: that game's date, kept in step by `game_update`). Kept
+    # here, not only in HouseRuleChange, so that reading the settings in force costs no query.
+    house_rule_schedule = models.JSONField(
+        default=list, blank=True, validators=[validate_house_rule_schedule]
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -55,7 +82,45 @@ class Chronicle(models.Model):
 
     @property
     def house_rules(self) -> rules.HouseRules:
-        return rules.house_rules_from(self.house_rule_overrides)
+        """The settings in force today (GEN-05): the base overrides and every published change
+        whose game has been played (dated today or earlier in the chronicle's zone)."""
+        schedule = self.house_rule_schedule or []
+        if not schedule:
+            return rules.house_rules_from(self.house_rule_overrides)
+        today = django_timezone.now().astimezone(self.tz).date().isoformat()
+        return rules.house_rules_from(
+            self._overrides_with(e for e in schedule if e["effective_on"] <= today)
+        )
+
+    def house_rules_for(self, game: Game | Cycle | int | None) -> rules.HouseRules:
+        """The settings in force for a game (or a game's cycle, or a game number) (GEN-05):
+        the base overrides and every change published to take effect from that game or an
+        earlier one. None: the settings in force today. No query unless a change is scheduled
+        and `game` is a cycle whose game is not loaded yet."""
+        schedule = self.house_rule_schedule or []
+        if game is None:
+            return self.house_rules
+        if not schedule:
+            return rules.house_rules_from(self.house_rule_overrides)
+        if isinstance(game, int):
+            number = game
+        elif isinstance(game, Cycle):
+            number = game.game.number
+        else:
+            number = game.number
+        return rules.house_rules_from(
+            self._overrides_with(e for e in schedule if e["effective_game"] <= number)
+        )
+
+    def _overrides_with(self, changes: Iterable[dict[str, Any]]) -> dict[str, Any]:
+        """The base overrides with `changes` applied in order."""
+        merged = dict(self.house_rule_overrides or {})
+        for change in changes:
+            if change.get("default"):
+                merged.pop(change["name"], None)
+            else:
+                merged[change["name"]] = change["value"]
+        return merged
 
 
 class Role(models.TextChoices):
@@ -116,6 +181,24 @@ class Attendance(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="attendances"
     )
     waiver_signed = models.BooleanField(default=False)
+    # HAV-06: the character the player played that night (the sign-in sheet's column; by
+    # default their only active PC). Older rows have none: see havens' forsaking for how they
+    # count. Named by string, so this ground-floor app imports nothing above it.
+    character = models.ForeignKey(
+        "characters.Character",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="attendances",
+    )
+    # XP-04: the storyteller who let this character in with black veins showing, for this game.
+    black_veins_permitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
     recorded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -124,6 +207,10 @@ class Attendance(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["game", "player"], name="attend_game_once"),
+            models.CheckConstraint(
+                condition=Q(black_veins_permitted_by__isnull=True) | Q(character__isnull=False),
+                name="attend_veins_permit_names_character",
+            ),
         ]
         ordering = ["game", "player__username"]
 
@@ -198,6 +285,36 @@ class CycleTransition(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cycle} became {self.status} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class HouseRuleChange(models.Model):
+    """GEN-05: one published change of a house-rule setting, the record of who changed what
+    and from which game. A change takes effect from `effective_game`, after the game it was
+    published before (`published_game`, the next game then). Both are empty for a change that
+    applied at once: before the first game, or a correction "now" (`reason` names the GEN-03
+    decision). The schedule the services read is `Chronicle.house_rule_schedule`."""
+
+    chronicle = models.ForeignKey(
+        Chronicle, on_delete=models.CASCADE, related_name="house_rule_changes"
+    )
+    name = models.CharField(max_length=80)
+    value = models.JSONField(null=True, blank=True)
+    to_default = models.BooleanField(default=False)
+    published_game = models.PositiveIntegerField(null=True, blank=True)
+    effective_game = models.PositiveIntegerField(null=True, blank=True)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    at = models.DateTimeField()
+    reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["chronicle", "-at", "-pk"]
+        indexes = [models.Index(fields=["chronicle", "-at"], name="house_rule_change_by_time")]
+
+    def __str__(self) -> str:
+        when = f"from game {self.effective_game}" if self.effective_game else "at once"
+        return f"{self.name} in {self.chronicle_id} {when}"
 
 
 class Invitation(models.Model):
@@ -310,6 +427,12 @@ class Profile(models.Model):
     language = models.CharField(
         _("language"), max_length=10, blank=True, choices=settings.LANGUAGES
     )
+    # GEN-01: players are 18 or older on the game's date. Seen by the person and, as an age,
+    # by the admins of their chronicles; never by storytellers or other players.
+    birth_date = models.DateField(_("date of birth"), null=True, blank=True)
+    # When the person was asked for it (on the account form, when joining, or once after
+    # signing in): answered or skipped, they are not asked again.
+    birth_date_asked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.user} ({self.language or 'browser'})"
@@ -355,6 +478,7 @@ class MailKind(models.TextChoices):
     DIABLERIE = "diablerie", _("Diablerie")
     ALARM = "alarm", _("Haven alarms")
     RENEWAL = "renewal", _("Requests for a new invitation")
+    DECISION = "decision", _("Votes on decisions")
     OTHER = "other", _("Other notices")
     INVITATION = "invitation", _("Invitations")
     ACCOUNT = "account", _("E-mail address confirmations")
@@ -506,3 +630,156 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} (to {self.recipient_id})"
+
+
+# --- Governance: decisions by two thirds (GEN-03 / GEN-04, issue 14) -------------------------
+
+
+class DecisionBody(models.TextChoices):
+    """Who votes: every current storyteller (GEN-03) or every current player (GEN-04)."""
+
+    STORYTELLERS = "storytellers", _("Storytellers")
+    PLAYERS = "players", _("Players")
+
+
+class DecisionKind(models.TextChoices):
+    ADD_STORYTELLER = "add_storyteller", _("Make a member a storyteller")
+    REMOVE_STORYTELLER = "remove_storyteller", _("Remove a storyteller")
+    REMOVE_PLAYER = "remove_player", _("Remove a player")
+    SETTING_NOW = "setting_now", _("Correct a house-rule setting now")
+    OTHER = "other", _("Another storytellers' decision")
+
+
+class DecisionStatus(models.TextChoices):
+    OPEN = "open", pgettext_lazy("decision", "Open")
+    PASSED = "passed", pgettext_lazy("decision", "Passed")
+    FAILED = "failed", pgettext_lazy("decision", "Failed")
+
+
+class DecisionEffect(models.TextChoices):
+    """What became of a decision's effect, recorded once when it closes."""
+
+    NONE = "", _("No effect")
+    APPLIED = "applied", _("Applied")
+    NOT_APPLIED = "not_applied", _("Could not be applied")
+
+
+class Proposal(models.Model):
+    """A decision put to a vote (GEN-03 / GEN-04). The count of eligible voters and the tally are
+    frozen when it closes, over everyone eligible then (not only those who voted); a passed
+    proposal's effect is applied once, by the service that closes it, and what became of it is
+    kept (`effect`, `effect_note`)."""
+
+    chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="proposals")
+    body = models.CharField(max_length=16, choices=DecisionBody.choices)
+    kind = models.CharField(max_length=24, choices=DecisionKind.choices)
+    # The member the decision is about (adding or removing); kept if they leave.
+    target = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    setting_name = models.CharField(max_length=64, blank=True)
+    setting_value = models.JSONField(null=True, blank=True)
+    text = models.TextField(blank=True)
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    opened_at = models.DateTimeField()
+    closes_at = models.DateTimeField()
+    status = models.CharField(
+        max_length=16, choices=DecisionStatus.choices, default=DecisionStatus.OPEN
+    )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    yes_count = models.PositiveIntegerField(null=True, blank=True)
+    no_count = models.PositiveIntegerField(null=True, blank=True)
+    eligible_count = models.PositiveIntegerField(null=True, blank=True)
+    effect = models.CharField(
+        max_length=16, choices=DecisionEffect.choices, default=DecisionEffect.NONE, blank=True
+    )
+    effect_note = models.TextField(blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(body__in=DecisionBody.values), name="proposal_body_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=DecisionKind.values), name="proposal_kind_known"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=DecisionStatus.values), name="proposal_status_known"
+            ),
+            # GEN-04: the players' only decisions are removals.
+            models.CheckConstraint(
+                condition=~Q(body="players") | Q(kind__in=["remove_storyteller", "remove_player"]),
+                name="proposal_players_remove_only",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="open")
+                | Q(
+                    closed_at__isnull=False,
+                    yes_count__isnull=False,
+                    no_count__isnull=False,
+                    eligible_count__isnull=False,
+                ),
+                name="proposal_closed_has_tally",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["closes_at"], condition=Q(status="open"), name="proposal_open_due"
+            ),
+        ]
+        ordering = ["chronicle", "-opened_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.body}) in {self.chronicle}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == DecisionStatus.OPEN
+
+    @property
+    def target_name(self) -> str:
+        if self.target is None:
+            return str(_("a former member"))
+        return self.target.get_full_name() or self.target.get_username()
+
+    @property
+    def summary(self) -> str:
+        """What is decided, in a line a member reads (the list, the e-mails, the page title)."""
+        if self.kind == DecisionKind.ADD_STORYTELLER:
+            return _("Make %(name)s a storyteller") % {"name": self.target_name}
+        if self.kind == DecisionKind.REMOVE_STORYTELLER:
+            return _("Remove %(name)s as a storyteller") % {"name": self.target_name}
+        if self.kind == DecisionKind.REMOVE_PLAYER:
+            return _("Remove %(name)s from the chronicle") % {"name": self.target_name}
+        if self.kind == DecisionKind.SETTING_NOW:
+            spec = rules.HOUSE_RULE_FIELDS.get(self.setting_name)
+            label = gettext(spec.metadata["label"]) if spec else self.setting_name
+            value = self.setting_value
+            shown = (_("yes") if value else _("no")) if isinstance(value, bool) else value
+            return _("Set “%(setting)s” to %(value)s now") % {"setting": label, "value": shown}
+        first = self.text.strip().splitlines()[0] if self.text.strip() else ""
+        return first if len(first) <= 80 else first[:79] + "…"
+
+
+class Ballot(models.Model):
+    """One voter's vote on one proposal: secret from the others while the vote is open. A voter
+    may change it until the close (the row is updated, `cast_at` moves); `counted` is set at
+    the close: whether the voter was still eligible then."""
+
+    proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="ballots")
+    voter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    yes = models.BooleanField()
+    cast_at = models.DateTimeField()
+    counted = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["proposal", "voter"], name="ballot_once_per_voter"),
+        ]
+        ordering = ["proposal", "cast_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"Ballot of {self.voter_id} on proposal {self.proposal_id}"

@@ -65,11 +65,13 @@ from django.utils.translation import gettext as _
 
 from .models import (
     Attendance,
+    Ballot,
     CalendarFeed,
     Chronicle,
     Cycle,
     CycleTransition,
     Game,
+    HouseRuleChange,
     Invitation,
     MailLog,
     MailPreference,
@@ -77,6 +79,7 @@ from .models import (
     MembershipEvent,
     Message,
     Profile,
+    Proposal,
 )
 
 log = logging.getLogger(__name__)
@@ -112,9 +115,13 @@ PORTABLE: list[Portable] = [
     Portable(MembershipEvent, lambda c: MembershipEvent.objects.filter(chronicle=c)),
     Portable(Invitation, lambda c: Invitation.objects.filter(chronicle=c)),
     Portable(Game, lambda c: Game.objects.filter(chronicle=c)),
-    Portable(Attendance, lambda c: Attendance.objects.filter(game__chronicle=c)),
+    # Attendance travels with the characters app (characters.portability), after the
+    # characters its lines name (HAV-06, issue 14).
     Portable(Cycle, lambda c: Cycle.objects.filter(chronicle=c)),
     Portable(CycleTransition, lambda c: CycleTransition.objects.filter(cycle__chronicle=c)),
+    Portable(HouseRuleChange, lambda c: HouseRuleChange.objects.filter(chronicle=c)),
+    # GEN-03 / GEN-04: the decisions, with the tally and effect frozen at their close.
+    Portable(Proposal, lambda c: Proposal.objects.filter(chronicle=c)),
 ]
 NOT_EXPORTED: dict[type[models.Model], str] = {
     # A secret copied into an export file is a secret leaked; after an import, members make a
@@ -124,6 +131,8 @@ NOT_EXPORTED: dict[type[models.Model], str] = {
     # (characters.Notification) travel, and a digest or retry means nothing elsewhere.
     MailLog: "the mail log records this deployment's deliveries",
     Message: "inbox messages are copies of the notices, whose keyed rows travel",
+    # How each person voted is never shown to anyone; an export file must not show it either.
+    Ballot: "ballots are secret; a closed decision's tally travels with its proposal",
 }
 
 
@@ -795,6 +804,7 @@ def account_data(user: Any) -> dict[str, Any]:
         for module in modules:
             entry.update(module.own_data(user, chronicle))
         chronicles.append(entry)
+    profile = Profile.objects.filter(user=user).values("language", "birth_date").first()
     return {
         "format": OWN_DATA_FORMAT,
         "version": VERSION,
@@ -805,8 +815,9 @@ def account_data(user: Any) -> dict[str, Any]:
             "first_name": getattr(user, "first_name", ""),
             "last_name": getattr(user, "last_name", ""),
             "date_joined": getattr(user, "date_joined", None),
-            "language": Profile.objects.filter(user=user).values_list("language", flat=True).first()
-            or "",
+            "language": profile["language"] if profile else "",
+            # GEN-01: the person's own date of birth (no one else's export carries it).
+            "birth_date": profile["birth_date"] if profile else None,
             "mail_choices": list(
                 MailPreference.objects.filter(user=user).order_by("kind").values("kind", "choice")
             ),

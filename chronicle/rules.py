@@ -135,6 +135,115 @@ def supermajority_passes(yes: int, eligible: int) -> bool:
     return 3 * yes >= 2 * eligible
 
 
+def rule_change_effective_ok(published_game: int, effective_game: int) -> bool:
+    """GEN-05: a rule change is published at least one game before it takes effect:
+    `effective_game > published_game` (game numbers). The published game is the next game to
+    be played when the change is published, so the earliest a change can take effect is the
+    game after it."""
+    published_game = whole_number("published_game", published_game, minimum=1)
+    effective_game = whole_number("effective_game", effective_game, minimum=1)
+    return effective_game > published_game
+
+
+def supermajority_needed(eligible: int) -> int:
+    """GEN-03 / GEN-04: the fewest yes votes that pass among `eligible` voters (what a ballot
+    page shows as "4 of 5 needed"); the smallest `yes` for which `supermajority_passes`."""
+    eligible = whole_number("eligible", eligible)
+    if eligible < 1:
+        raise ValueError(_("At least one person must be eligible to vote."))
+    return -(-2 * eligible // 3)
+
+
+# GEN-03 / GEN-04: what each voting body may decide. The storytellers decide any ST change
+# ("adding or removing STs, removing players, and other ST functions"; correcting a house-rule
+# setting at once is one of those, GEN-05); the players may only remove an ST or a player.
+DECISION_BODIES = ("storytellers", "players")
+DECISION_KINDS: dict[str, tuple[str, ...]] = {
+    "storytellers": (
+        "add_storyteller",
+        "remove_storyteller",
+        "remove_player",
+        "setting_now",
+        "other",
+    ),
+    "players": ("remove_storyteller", "remove_player"),
+}
+
+
+def decision_kind_allowed(body: str, kind: str) -> bool:
+    """GEN-03 / GEN-04: whether `body` ("storytellers" or "players") may decide `kind`."""
+    if body not in DECISION_KINDS:
+        raise ValueError(
+            _("%(body)s is not a voting body; use storytellers or players.") % {"body": body}
+        )
+    return kind in DECISION_KINDS[body]
+
+
+# --- GEN-01: players are 18 or older -------------------------------------------------------------
+
+MINIMUM_PLAYER_AGE = 18  # GEN-01, the rules text: "Minors (under 18) are not permitted"
+EARLIEST_BIRTH_YEAR = 1900  # GEN-01: an earlier date of birth is a typing mistake
+
+
+def _plain_date(name: str, value: object) -> dt.date:
+    if isinstance(value, dt.datetime) or not isinstance(value, dt.date):
+        raise ValueError(f"{name} must be a date (without a time), got {value!r}.")
+    return value
+
+
+def birth_date_checked(birth_date: dt.date, *, today: dt.date) -> dt.date:
+    """GEN-01: a date of birth a person may give: not in the future, not before 1900."""
+    birth_date = _plain_date("birth_date", birth_date)
+    today = _plain_date("today", today)
+    if birth_date > today:
+        raise ValueError(_("A date of birth cannot be in the future; check the date."))
+    if birth_date.year < EARLIEST_BIRTH_YEAR:
+        raise ValueError(
+            _("A date of birth before %(year)s cannot be right; check the year.")
+            % {"year": EARLIEST_BIRTH_YEAR}
+        )
+    return birth_date
+
+
+def age_on(birth_date: dt.date, day: dt.date) -> int:
+    """GEN-01: a person's age in whole years on `day` (a birthday counts from its morning).
+
+    Someone born on 29 February has their birthday on 1 March in a year without one: they
+    reach the legal age on 1 March, not on 28 February (as the law of Italy, the UK and most
+    US states reads it).
+    """
+    birth_date = _plain_date("birth_date", birth_date)
+    day = _plain_date("day", day)
+    if day < birth_date:
+        raise ValueError(
+            _("%(day)s is before the date of birth %(born)s.") % {"day": day, "born": birth_date}
+        )
+    years = day.year - birth_date.year
+    # (2, 29) sorts after (2, 28) and before (3, 1): the 29 February rule falls out of it.
+    if (day.month, day.day) < (birth_date.month, birth_date.day):
+        years -= 1
+    return years
+
+
+def adult_on(
+    birth_date: dt.date | None, day: dt.date, *, minimum_player_age: int = MINIMUM_PLAYER_AGE
+) -> bool:
+    """GEN-01: whether a player may play a game on `day` (the game's date): at least
+    `minimum_player_age` (a setting, 18 by the text) on that day.
+
+    No date given (None): the player counts as an adult, as everyone did before dates of birth
+    were recorded; they are asked for it once, and the sign-in sheet shows the storytellers
+    "age not given" so they can check at the door.
+    """
+    minimum = whole_number("minimum_player_age", minimum_player_age, minimum=0)
+    day = _plain_date("day", day)
+    if birth_date is None:
+        return True
+    if day < _plain_date("birth_date", birth_date):
+        return False  # not born yet on that day
+    return age_on(birth_date, day) >= minimum
+
+
 RATIO_CLASSES = ("automatic", "wins_ties_retest", "wins_ties", "even")
 
 
@@ -179,7 +288,8 @@ def _setting(default: Any, rule: str, label: str, choices: tuple[str, ...] = ())
 
 @dataclasses.dataclass(frozen=True)
 class HouseRules:
-    """Every INTERPRETATION and placeholder number of SPEC.md, with SPEC's default.
+    """Every INTERPRETATION and placeholder number of SPEC.md (the numbers the source never
+    states, SRC-06), with SPEC's default.
 
     A chronicle stores only the values its STs changed; `house_rules_from` merges them over
     these defaults and refuses unknown names and values of the wrong kind.
@@ -189,10 +299,20 @@ class HouseRules:
     month_is_game_cycle: bool = _setting(
         True, "GEN", gettext_noop("A rules 'month' is one game cycle")
     )
+    minimum_player_age: int = _setting(
+        MINIMUM_PLAYER_AGE,
+        "GEN-01",
+        gettext_noop("Minimum age of a player on the game's date (no sign-in, no XP below it)"),
+    )
     cheating_second_offense_fraction: Decimal = _setting(
         Decimal("0.5"),
         "GEN-02",
         gettext_noop("Share of lifetime earned XP removed at a 2nd cheating offense"),
+    )
+    decision_vote_days: int = _setting(
+        7,
+        "GEN-03/04",
+        gettext_noop("Days a vote on a decision stays open, unless its proposer sets another"),
     )
     zero_low_bid_is_automatic: bool = _setting(
         True, "TST-01", gettext_noop("A positive bid against a bid of 0 wins automatically")
@@ -265,6 +385,13 @@ class HouseRules:
     discipline_levels_per_cycle: int = _setting(
         1, "DIS-08", gettext_noop("Discipline levels a character may buy per cycle in play")
     )
+    # CLN-01 Tremere text ("may be bought any time") read against DIS-08 (out-of-clan in
+    # downtime only): the clan's rule is the more specific (issue 14).
+    tremere_paths_any_time: bool = _setting(
+        True,
+        "CLN-01",
+        gettext_noop("A Tremere may buy the other two Thaumaturgy paths at the game too"),
+    )
     control_adjust_before_cap: bool = _setting(
         True, "CTL-01", gettext_noop("Clan and Animalism adjustments apply before the control cap")
     )
@@ -318,7 +445,7 @@ class HouseRules:
         True, "HAV-23", gettext_noop("A crypt inside a mobile outer haven counts as mobile")
     )
     mobile_havens_hiding_doubled: bool = _setting(
-        False, "HAV-25", gettext_noop("Mobile havens get doubled hiding points")
+        True, "HAV-25", gettext_noop("Mobile havens get doubled hiding points")
     )
     attack_needs_earlier_find: bool = _setting(
         True,
@@ -364,13 +491,25 @@ class HouseRules:
     retirement_spent_fraction: Decimal = _setting(
         Decimal("0.5"), "XP-06", gettext_noop("Share of spent XP returned on death or retirement")
     )
+    # CRE-04 "rebuilt as a kindred with the same XP": the XP spent on the ghoul or kine comes
+    # back for the rebuild (off: only the player's current balance, as for a return, XP-07).
+    embrace_refunds_spent_xp: bool = _setting(
+        True,
+        "CRE-04",
+        gettext_noop("An embraced ghoul or kine gets back the XP spent on it for its rebuild"),
+    )
     item_lifetime_months: int = _setting(
         6, "ITM-02", gettext_noop("Months an item lasts before expiring")
     )
     item_repair_fraction: Decimal = _setting(
         Decimal("0.5"),
         "ITM-02",
-        gettext_noop("Repair cost as a share of the item's cost (rounded up, min 1)"),
+        gettext_noop(
+            "Repair cost as a share of the item's cost (rounded up, min 1, always below the cost)"
+        ),
+    )
+    item_repair_free_at_cost_one: bool = _setting(
+        True, "ITM-02", gettext_noop("Repairing an item that costs 1 is free (off: it costs 1)")
     )
     torpor_hold_cycles: int = _setting(1, "TOR-01", gettext_noop("Cycles a torpor hold may last"))
 
@@ -399,6 +538,8 @@ SETTING_BOUNDS: dict[str, tuple[int | Decimal, int | Decimal | None]] = {
     "toreador_vote_weight": (1, None),
     "item_lifetime_months": (1, None),
     "deadline_weeks_after_game": (1, 8),
+    "minimum_player_age": (0, 99),
+    "decision_vote_days": (1, 60),
 }
 
 

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 
 from . import export_jobs, services
-from .services import mail
+from .services import governance, mail
 
 log = logging.getLogger(__name__)
 
@@ -16,6 +16,17 @@ def close_due_cycles() -> list[int]:
     closed = services.cycles_close_due()
     if closed:
         log.info("Closed %d cycle(s) at their deadline: %s", len(closed), closed)
+    return closed
+
+
+@shared_task
+def proposals_close_due() -> list[int]:
+    """Beat, every minute: close the decisions whose vote has ended and apply the passed ones
+    (GEN-03 / GEN-04). Idempotent: each close locks its proposal and closes an open one only,
+    so two workers (or a redelivery) apply a decision once."""
+    closed = governance.proposals_close_due()
+    if closed:
+        log.info("Closed %d decision vote(s) at their deadline: %s", len(closed), closed)
     return closed
 
 

@@ -9,6 +9,7 @@ from characters import api as characters_api
 from chronicle import api, views
 from chronicle.api import people as people_api
 from chronicle.views import calendar as calendar_views
+from chronicle.views import governance as governance_views
 from chronicle.views import languages as language_views
 from chronicle.views import mail as mail_views
 from chronicle.views import people, styleguide
@@ -62,6 +63,14 @@ chronicle_pages = [
     path("people/<int:user_id>/role/", people.member_role, name="member_role"),
     path("people/<int:user_id>/remove/", people.member_remove, name="member_remove"),
     path("leave/", people.leave, name="leave"),
+    # Decisions by two thirds (GEN-03 / GEN-04)
+    path("decisions/", governance_views.decision_list, name="decision_list"),
+    path("decisions/new/", governance_views.decision_new, name="decision_new"),
+    path(
+        "decisions/<int:proposal_id>/",
+        governance_views.decision_detail,
+        name="decision_detail",
+    ),
     # The chronicle's mail log (admins)
     path("mail/", mail_views.mail_log, name="mail_log"),
     path("mail/<int:log_id>/retry/", mail_views.mail_log_retry, name="mail_log_retry"),
@@ -77,12 +86,15 @@ urlpatterns = [
     path("accounts/signup/", people.signup, name="signup"),
     # Before Django's: the reset page whose mail leaves from a worker (issue 17).
     path("accounts/password_reset/", mail_views.password_reset, name="password_reset"),
+    # Before Django's: asks an account without a date of birth for it once (GEN-01).
+    path("accounts/login/", people.LoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("inbox/", mail_views.inbox, name="inbox"),
     path("inbox/read-all/", mail_views.inbox_read_all, name="inbox_read_all"),
     path("inbox/<int:message_id>/", mail_views.message_detail, name="message_detail"),
     path("account/mail/", mail_views.mail_preferences, name="mail_preferences"),
     path("account/", people.account, name="account"),
+    path("account/birth-date/", people.birth_date_ask, name="birth_date_ask"),
     path("language/", language_views.language_set, name="language_set"),
     path("account/email/<str:token>/", people.account_email_confirm, name="account_email_confirm"),
     path("chronicles/new/", people.chronicle_new, name="chronicle_new"),

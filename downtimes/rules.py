@@ -220,11 +220,14 @@ NO_DOWNTIME_XP = Decimal("2.5")  # DT-03
 SUBMITTED_DOWNTIME_XP = Decimal("2.5")  # DT-03 INTERPRETATION: downtimes are optional
 
 
-def award_ineligibility(*, attended: bool, waiver_signed: bool) -> str | None:
-    """DT-04: every XP award needs the game attended and its waiver signed. None when eligible,
+def award_ineligibility(*, attended: bool, waiver_signed: bool, adult: bool = True) -> str | None:
+    """DT-04: every XP award needs the game attended and its waiver signed, by a player of age
+    on the game's date (GEN-01: `adult`, from chronicle.rules.adult_on). None when eligible,
     else the reason in words a player understands."""
     if not attended:
         return _("not paid: the player did not attend the game (DT-04)")
+    if not adult:
+        return _("not paid: the player was under age on the game's date (GEN-01, DT-04)")
     if not waiver_signed:
         return _("not paid: no signed waiver for the game (DT-04)")
     return None

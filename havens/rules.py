@@ -126,7 +126,7 @@ ATTRIBUTES_DISABLED_BY_THEFT: frozenset[str] = frozenset(
 ATTRIBUTE_COSTS: Mapping[str, int] = {
     "alarm": 5,  # HAV-10
     "exit": 5,  # HAV-11
-    "camera": 1,  # HAV-12
+    "camera": 1,  # HAV-12; what cameras, recorders and monitors do is lost (SRC-04)
     "recorder": 1,  # HAV-13
     "hiding": 15,  # HAV-14
     "influence_resistance": 1,  # HAV-15, per 3 points
@@ -386,11 +386,12 @@ def haven_hiding_points(
     *,
     hidden: bool,
     mobile: bool = False,
-    mobile_havens_hiding_doubled: bool = False,
+    mobile_havens_hiding_doubled: bool = True,
 ) -> int:
     """HAV-25: hiding points of a haven with these owners. INTERPRETATION (setting
-    `mobile_havens_hiding_doubled`): a mobile haven, "easier to hide", is not doubled unless the
-    STs say so; Hiding and Mobility cannot be combined (HAV-23)."""
+    `mobile_havens_hiding_doubled`, issue 14): a mobile haven "is easier to hide", so its points
+    are doubled as if it had Hiding; off, the older reading (not doubled). Hiding and Mobility
+    cannot be combined (HAV-23), so a mobile haven is never doubled twice."""
     if hidden and mobile:
         raise ValueError(_("A haven cannot have both Hiding and Mobility (HAV-23)."))
     primary = hiding_owner(owners)
@@ -453,14 +454,16 @@ STRONGEST_ATTACKERS = 3  # HAV-26
 
 def reinforcement_attack_bid(potence_levels: Sequence[int], *, potence_zero_adds: int = 4) -> int:
     """HAV-26: the attackers' bid: sum over the 3 strongest of (2 + Potence level)², levels
-    0 (no Potence) to 5 (3a). No blood or willpower may be spent.
+    0 (no Potence) to 5 (3a). No blood or willpower may be spent. An empty party bids 0
+    (HAV-26a, issue 14); a level outside 0..5 is refused.
 
     INTERPRETATION (setting `potence_zero_adds`, named `no_potence_attacker_adds` in
     HouseRules): an attacker without Potence counts as level 0 and adds (2 + 0)² = 4; the
     alternative is 0.
     """
-    if isinstance(potence_levels, int) or not potence_levels:
+    if isinstance(potence_levels, (int, str)):
         raise ValueError(_("Give the Potence level of each attacker, as a list of 0..5."))
+    # Issue 14: an empty attacking party bids nothing (HAV-26a).
     levels = [_int("Potence level", lv, maximum=MAX_LEVEL) for lv in potence_levels]
     if potence_zero_adds not in (0, 4):
         raise ValueError("potence_zero_adds must be 4 (the literal reading) or 0.")

@@ -123,6 +123,16 @@ def world(db: None, make_user: Callable[..., Any]) -> World:
     return World(chronicle=chronicle, other=other, users=users, game=game, other_game=other_game)
 
 
+def give_birth_dates(users: Any) -> None:
+    """GEN-01 (issue 14): these accounts gave an adult's date of birth already, so logging in
+    through the form goes straight where it went before the one question an account without
+    it is asked (tests/chronicle/test_birth_date.py tests the question itself)."""
+    from chronicle.services.account import birth_date_record
+
+    for user in users:
+        birth_date_record(user=user, birth_date=dt.date(1990, 1, 1), now=timezone.now())
+
+
 # Approved sheets built straight from the package numbers (the creation wizard has its own
 # tests), so every other test starts from a playable PC.
 @pytest.fixture

@@ -63,7 +63,10 @@ class PurchaseForm(forms.Form):
     )
     quantity = forms.IntegerField(label=_("Quantity"), min_value=1, max_value=10, initial=1)
     moment = forms.ChoiceField(
-        label=_("When"), choices=PurchaseMoment.choices, initial=PurchaseMoment.DOWNTIME
+        label=_("When"),
+        choices=PurchaseMoment.choices,
+        initial=PurchaseMoment.DOWNTIME,
+        help_text=_("At the game only on its day and before play starts (XP-01)."),
     )
     note = forms.CharField(
         label=_("Note for the STs"), required=False, widget=forms.Textarea(attrs={"rows": 2})

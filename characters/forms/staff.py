@@ -43,7 +43,7 @@ from ..models import (
     Title,
     XpEntry,
 )
-from ..services import bonds, ledger, records
+from ..services import bonds, ledger, rebuild, records
 
 StrOrPromise = str | Promise
 
@@ -318,8 +318,36 @@ class ReturnForm(ActionForm):
     slug, title = "return", _("Bring this character back from retirement (XP-07)")
 
     def run(self, *, by: User, now: dt.datetime) -> str:
-        records.character_return(character=self.context.character, by=by, now=now)
-        return gettext("The character is active again.")
+        rebuild.character_return(character=self.context.character, by=by, now=now)
+        return gettext(
+            "The character is back as a draft: its player rebuilds it with their current XP "
+            "and submits it for approval (XP-07)."
+        )
+
+
+class EmbraceForm(ActionForm):
+    slug, title = "embrace", _("This ghoul or kine is embraced (CRE-04)")
+    embraced_on = _date(label=_("Embraced on"))
+    clan = forms.ChoiceField(
+        choices=[("", _("Let the player choose"))]
+        + [(key, clan.title) for key, clan in rules.CLANS.items()],
+        required=False,
+        label=_("Clan of the sire"),
+    )
+
+    def run(self, *, by: User, now: dt.datetime) -> str:
+        data = self.cleaned_data
+        rebuild.character_embrace(
+            character=self.context.character,
+            embraced_on=data["embraced_on"],
+            clan=data["clan"],
+            by=by,
+            now=now,
+        )
+        return gettext(
+            "Embrace recorded: the blood bonds are broken and the player rebuilds the character "
+            "as kindred with the same XP (CRE-04)."
+        )
 
 
 class TorporHoldForm(ActionForm):
@@ -394,10 +422,11 @@ class ItemForm(ActionForm):
     concealability = forms.ChoiceField(choices=Concealability.choices, label=_("Concealability"))
     armor = forms.IntegerField(min_value=0, max_value=5, initial=0, label=_("Armor"))
     purchase_cost = forms.IntegerField(
-        min_value=0,
+        min_value=rules.MIN_ITEM_COST,  # ITM-01: an item costs at least 1
         max_value=32767,
-        help_text=_("Including reinforcement and attachments."),
+        help_text=_("Including reinforcement and attachments; at least 1."),
         label=_("Purchase cost"),
+        error_messages={"min_value": _("An item costs at least %(limit_value)s (ITM-01).")},
     )
     potence_reinforced = forms.BooleanField(required=False, label=_("Potence reinforced"))
 
@@ -418,6 +447,9 @@ class ItemRepairForm(ActionForm):
 
     def run(self, *, by: User, now: dt.datetime) -> str:
         cost = records.item_repair(item=self.cleaned_data["item"], by=by, now=now)
+        if cost == 0:
+            # ITM-02: an item of cost 1 is repaired free (`item_repair_free_at_cost_one`).
+            return gettext("Item repaired free of charge.")
         return gettext("Item repaired for %(cost)s.") % {"cost": cost}
 
 
@@ -698,6 +730,7 @@ ACTION_FORMS: dict[str, type[ActionForm]] = {
         DeathForm,
         RetireForm,
         ReturnForm,
+        EmbraceForm,
         TorporHoldForm,
         CaptiveForm,
         CaptiveResolveForm,

@@ -679,6 +679,12 @@ def _submit_problems(character: Character) -> dict[str, list[str]]:
         problems.setdefault("background_questionnaire", []).append(
             _("Answer the background questionnaire: every character needs one (CRE-09).")
         )
+    if character.embraced_on is not None and character.creature != Creature.KINDRED:
+        # CRE-04: an embraced ghoul or kine is rebuilt as kindred, never as what it was.
+        problems.setdefault("creature", []).append(
+            _("%(character)s was embraced: rebuild them as kindred (CRE-04).")
+            % {"character": character.name}
+        )
     return problems
 
 
@@ -814,6 +820,10 @@ def _build_sheet(character: Character, draft: Draft, quote: Quote, now: dt.datet
         )
     if clan_row is not None and clan_row.stored_blood_for_tremere_lord:
         lord = _tremere_lord(character.chronicle)
+        given = StoredBlood.objects.filter(holder=lord, donors=character).exists()
+        if character.rebuilds and given:
+            # XP-07 / CRE-04: a rebuilt Gargoyle gave its blood when first created.
+            return
         blood = StoredBlood.objects.create(
             holder=lord,
             location=HELD_BY_LORD % {"lord": TREMERE_LORD},

@@ -1,5 +1,5 @@
-"""Items (ITM-01..03): an ST adds one, repairs it, or downgrades its concealment; each refusal
-names its rule and writes nothing."""
+"""Items (ITM-01..03): an ST adds one (costing at least 1), repairs it (for less than it cost),
+or downgrades its concealment; each refusal names its rule and writes nothing."""
 
 from __future__ import annotations
 
@@ -57,8 +57,10 @@ def item_add(
         raise ValidationError(
             {"concealability": _("Armor 4 or 5 is obvious, so it is red (ITM-01).")}
         )
-    if purchase_cost < 0:
-        raise ValidationError({"purchase_cost": _("A cost cannot be negative (ITM-01).")})
+    try:
+        rules.check_item_cost(purchase_cost)  # ITM-01: at least 1 (issue 14)
+    except ValueError as exc:
+        raise refusal(exc, "purchase_cost") from None
     return Item.objects.create(
         character=character,
         name=name[:120],
@@ -72,10 +74,19 @@ def item_add(
 
 @transaction.atomic
 def item_repair(*, item: Item, by: User, now: dt.datetime | None = None) -> int:
-    """ITM-02: a repair refreshes the expiry date; returns its cost (less than a new item)."""
+    """ITM-02: a repair refreshes the expiry date; returns its cost, always less than a new
+    item's except for an item of cost 1 (the `item_repair_free_at_cost_one` setting)."""
     now = now or timezone.now()
     item = Item.objects.select_for_update().select_related("character__chronicle").get(pk=item.pk)
     chronicle = item.character.chronicle
+    if item.purchase_cost < rules.MIN_ITEM_COST:
+        # Recorded before items had to cost at least 1: no repair can be cheaper than it.
+        raise ValidationError(
+            _(
+                "This item was recorded as free, and a repair must cost less than the item "
+                "(ITM-02). Add it again with its real cost (at least 1, ITM-01)."
+            )
+        )
     try:
         cost = rules.item_repair_cost(
             item.purchase_cost, **settings_for(rules.item_repair_cost, chronicle.house_rules)

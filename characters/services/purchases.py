@@ -25,7 +25,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop, pgettext
 
 from chronicle.access import STAFF_ROLES
-from chronicle.models import Chronicle, Cycle, Membership
+from chronicle.models import Chronicle, Cycle, Game, Membership
 from chronicle.moments import moment_text
 from chronicle.rules import HouseRules, settings_for
 from chronicle.services import current_downtime
@@ -49,6 +49,7 @@ from ..models import (
 )
 from . import ledger
 from .common import in_reader_language
+from .control import control_check
 from .notify import notify
 
 TRAIT_AREAS: tuple[str, ...] = ("physical", "social", "mental")
@@ -147,6 +148,24 @@ def current_cycle(*, chronicle: Chronicle, moment: str, now: dt.datetime) -> Cyc
     return current_downtime(chronicle, now=now)
 
 
+def play_starts(game: Game, chronicle: Chronicle) -> dt.datetime | None:
+    """XP-01: the moment play starts, in the chronicle's zone; None for a game with no start
+    time, where the whole game day counts (only the day is checked, by `current_cycle`)."""
+    if game.start_time is None:
+        return None
+    return dt.datetime.combine(game.date, game.start_time, tzinfo=chronicle.tz)
+
+
+def _check_before_play(
+    quote: Quote, cycle: Cycle, chronicle: Chronicle, asked_at: dt.datetime
+) -> None:
+    """XP-01: at the game, XP is spent before play starts (`rules.check_before_play`)."""
+    try:
+        rules.check_before_play(asked_at, play_starts=play_starts(cycle.game, chronicle))
+    except ValueError as exc:
+        quote.add("moment", str(exc))
+
+
 def _clan(character: Character) -> str | None:
     return character.clan or None if character.creature == Creature.KINDRED else None
 
@@ -207,11 +226,14 @@ def purchase_quote(
     now: dt.datetime | None = None,
     cycle: Cycle | None = None,
     exclude: int | None = None,
+    asked_at: dt.datetime | None = None,
 ) -> Quote:
     """The cost from the rules and every problem, writing nothing (the live preview and the
     re-check at approval). At approval, `cycle` is the one the player asked in (it still
-    counts if it closed meanwhile) and `exclude` the purchase itself, so it does not count
-    against itself (DIS-08).
+    counts if it closed meanwhile), `exclude` the purchase itself, so it does not count
+    against itself (DIS-08), and `asked_at` the moment the player asked (by default `now`):
+    an at-game purchase asked before play started stays good when an ST signs it off later
+    that night (XP-01).
 
     `staff` says who asks. Only storytellers link a teacher character and read why that
     character cannot teach; for anyone else no message names a teacher or their levels, and a
@@ -219,7 +241,6 @@ def purchase_quote(
     confirms it at sign-off (DIS-07, SEW-01)."""
     now = now or timezone.now()
     chronicle = character.chronicle
-    house = chronicle.house_rules
     quote = Quote(cost=Decimal(0))
 
     # XP-01 / XP-02 / CRE-09: who may spend at all.
@@ -244,11 +265,14 @@ def purchase_quote(
     if cycle is None:
         cycle = current_cycle(chronicle=chronicle, moment=moment, now=now)
     quote.cycle = cycle
+    house = chronicle.house_rules_for(cycle)  # GEN-05: in force for the cycle at hand
     if cycle is None:
         if moment == PurchaseMoment.GAME:
             quote.add("moment", _("There is no game today; buy at a game only on its day (XP-01)."))
         else:
             quote.add("moment", _("No downtime is open right now to buy in (XP-01)."))
+    elif moment == PurchaseMoment.GAME:
+        _check_before_play(quote, cycle, chronicle, asked_at or now)
 
     queued = _queued_diablerie(character)
     named = teacher_name.strip()
@@ -340,7 +364,7 @@ def _quote_discipline(
     cycle: Cycle | None,
     exclude: int | None,
 ) -> None:
-    house = character.chronicle.house_rules
+    house = character.chronicle.house_rules_for(cycle)  # GEN-05: the cycle at hand
     if discipline not in rules.DISCIPLINE_TITLES:
         quote.add("discipline", _("Choose a discipline."))
         return
@@ -383,14 +407,14 @@ def _quote_discipline(
             when=moment,
             in_clan=in_clan,
             levels_bought_this_cycle=done,
+            # CLN-01: a Tremere's other Thaumaturgy paths, "any time" (`tremere_paths_any_time`).
+            tremere_path=clan == "tremere" and discipline in rules.THAUMATURGY_PATHS,
             **settings_for(rules.check_purchase_timing, house),
         )
     except ValueError as exc:
         # DIS-08: out-of-clan levels in downtime only (a matter of when); else the monthly
         # limit (a matter of how many levels).
-        quote.add(
-            "moment" if not in_clan and moment != PurchaseMoment.DOWNTIME else "levels", str(exc)
-        )
+        quote.add("moment" if isinstance(exc, rules.PurchaseMomentError) else "levels", str(exc))
 
 
 def _teacher_refusal(
@@ -498,7 +522,7 @@ def _quote_generation(
     cycle: Cycle | None,
     exclude: int | None,
 ) -> None:
-    house = character.chronicle.house_rules
+    house = character.chronicle.house_rules_for(cycle)  # GEN-05: the cycle at hand
     if character.creature != Creature.KINDRED:
         quote.add("kind", _("Only kindred have a generation to lower (XP-03)."))
         return
@@ -623,6 +647,7 @@ def purchase_requote(
         now=now,
         cycle=purchase.cycle,
         exclude=purchase.pk,
+        asked_at=purchase.requested_at,
     )
 
 
@@ -818,6 +843,7 @@ def purchase_approve(
             now=now,
         )
     _apply(purchase, character, quote)
+    control_check(character, by=by, now=now, purchase=purchase)  # CTL-02: below 1, an NPC
     purchase.status = PurchaseStatus.APPROVED
     purchase.cost = quote.cost
     purchase.decided_by = by
@@ -845,7 +871,7 @@ def purchase_approve(
 
 
 def _apply(purchase: XpPurchase, character: Character, quote: Quote) -> None:
-    house = character.chronicle.house_rules
+    house = character.chronicle.house_rules_for(quote.cycle)  # GEN-05: the purchase's cycle
     kind = purchase.kind
     if kind == PurchaseKind.DISCIPLINE:
         in_clan = _in_clan(character, purchase.discipline, house)

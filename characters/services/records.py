@@ -30,7 +30,6 @@ from ..models import (
     Conditioning,
     Creature,
     Diablerie,
-    DisciplineLevel,
     DonorType,
     GenerationStep,
     Ritual,
@@ -45,6 +44,7 @@ from ..models import (
 from . import ledger
 from .bonds import bonds_refresh
 from .common import in_reader_language, refusal
+from .control import control_check, control_rating
 from .notify import notify
 
 GHOUL_KINDRED_BLOOD = 3  # BLD-05
@@ -73,23 +73,16 @@ def _not_future(day: dt.date, today: dt.date, field: str) -> None:
 
 
 def _control(character: Character) -> int:
-    """CTL-01 permanent control, as BLD-01 reads it."""
-    levels = list(
-        DisciplineLevel.objects.filter(character=character).values_list("discipline", "level")
-    )
+    """CTL-01 permanent control, as BLD-01 reads it (for kindred: control needs a clan)."""
     try:
-        return rules.control_traits(
-            clan=character.clan,
-            generation=character.generation,
-            discipline_levels=len(levels),
-            childer=character.childer,
-            diableries=Diablerie.objects.filter(diablerist=character).count(),
-            extra_control=character.extra_control,
-            willpower=character.willpower,
-            animalism_1b=("animalism", rules.LEVEL_NUMBERS["1b"]) in levels,
-        )
+        control = control_rating(character)
     except ValueError as exc:
         raise refusal(exc, "holder") from exc
+    if control is None:
+        raise ValidationError(
+            {"holder": _("Control needs a kindred with a clan; choose the clan first (CTL-01).")}
+        )
+    return control
 
 
 def _check_limits(
@@ -318,7 +311,27 @@ def diablerie_record(
     )
     if victim is not None:
         character_death_record(character=victim, died_on=occurred_on, by=by, now=now)
+    # XP-04: diableries +1 at once, so control may fall below 1 (CTL-02).
+    control_check(diablerist, by=by, now=now, diablerie=diablerie)
     return diablerie
+
+
+def _spent_on(character: Character) -> Decimal:
+    """The XP the character's purchases took from its player's ledger, net of reversals."""
+    spent = -(
+        XpEntry.objects.filter(character=character)
+        .filter(Q(kind=XpKind.PURCHASE) | Q(kind=XpKind.REVERSAL, reverses__kind=XpKind.PURCHASE))
+        .aggregate(total=Sum("amount"))["total"]
+        or Decimal(0)
+    )
+    return max(spent, Decimal(0))
+
+
+def _retirement_key(character: Character) -> str:
+    """One XP-06 credit per build: the first keeps the key it always had."""
+    if not character.rebuilds:
+        return f"retirement:{character.pk}"
+    return f"retirement:{character.pk}:{character.rebuilds}"
 
 
 def _retirement_credit(
@@ -331,12 +344,13 @@ def _retirement_credit(
         return None
     chronicle = character.chronicle
     ledger.lock_ledger(chronicle=chronicle, player_id=character.player_id)
-    spent = -(
-        XpEntry.objects.filter(character=character)
-        .filter(Q(kind=XpKind.PURCHASE) | Q(kind=XpKind.REVERSAL, reverses__kind=XpKind.PURCHASE))
-        .aggregate(total=Sum("amount"))["total"]
-        or Decimal(0)
-    )
+    # XP-07a: a rebuilt character's earlier builds were credited already; count this one only.
+    try:
+        spent = rules.spent_since_rebuild(
+            spent=_spent_on(character), spent_before_rebuild=character.xp_spent_before_rebuild
+        )
+    except ValueError as exc:
+        raise refusal(exc) from exc
     unspent = ledger.xp_balance(chronicle=chronicle, player=character.player_id)
     try:
         total = rules.retirement_points(
@@ -355,7 +369,7 @@ def _retirement_credit(
         amount=credit,
         kind=XpKind.RETIREMENT,
         reason=RETIREMENT_REASON % {"character": character.name, "spent": spent},
-        key=f"retirement:{character.pk}",
+        key=_retirement_key(character),
         character=character,
         actor=by,
         now=now,
@@ -434,46 +448,6 @@ def character_retire(
     character.status, character.retired_on = Status.RETIRED, on
     character.save(update_fields=["status", "retired_on", "updated_at"])
     _retirement_credit(character, by=by, now=now)
-    return character
-
-
-@transaction.atomic
-def character_return(
-    *, character: Character, by: User, now: dt.datetime | None = None
-) -> Character:
-    """XP-07: a retired character (not killed, staked or trapped) comes back, rebuilt with the
-    player's current ledger; one active PC per player."""
-    character = _locked(character)
-    if character.status != Status.RETIRED:
-        raise ValidationError(
-            _("Only a retired character can return; %(character)s is %(status)s (XP-07).")
-            % {"character": character.name, "status": character.get_status_display().lower()}
-        )
-    if character.player_id is not None:
-        ledger.lock_ledger(chronicle=character.chronicle, player_id=character.player_id)
-        # A PC in torpor or staked is still in play: it may recover (TOR-01) and would then be
-        # a second active PC, which the database refuses and the torpor sweep would trip on.
-        other = (
-            Character.objects.filter(
-                chronicle=character.chronicle,
-                player_id=character.player_id,
-                status__in=PC_IN_PLAY,
-                approval="approved",
-            )
-            .exclude(pk=character.pk)
-            .first()
-        )
-        if other is not None:
-            raise ValidationError(
-                _(
-                    "The player already has %(other)s in play (%(status)s); a player has one "
-                    "character in play at a time, counting one in torpor or staked (XP-07). "
-                    "Retire %(other)s first."
-                )
-                % {"other": other.name, "status": other.get_status_display().lower()}
-            )
-    character.status, character.retired_on = Status.ACTIVE, None
-    character.save(update_fields=["status", "retired_on", "updated_at"])
     return character
 
 

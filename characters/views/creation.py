@@ -26,7 +26,7 @@ from chronicle.views import chronicle_page
 from .. import access
 from ..forms.creation import CreationForm, ReturnForm, initial_from
 from ..models import Approval, Character
-from ..services import creation
+from ..services import creation, rebuild
 from ..services.creation import Draft, Quote
 
 TEMPLATE = "characters/creation_form.html"
@@ -85,6 +85,7 @@ def _wizard(
         quote=quote,
         editable=editable,
         freebies=quote.freebies if quote else None,
+        rebuild=rebuild.rebuild_for(character),
         status=status,
         **_problems(quote, extra),
     )
@@ -305,6 +306,7 @@ def character_review(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
         return_form=return_form,
         error=error,
         can_approve=character.approval == Approval.SUBMITTED,
+        rebuild=rebuild.rebuild_for(character),
         status=status,
         **_problems(quote),
     )

@@ -1,5 +1,6 @@
 """The game's sign-in sheet as a PDF for the door (issue 17): the players the sign-in page lists,
-each with their playable characters, a space to sign and a box for the waiver.
+each with their playable characters (to circle the one played, HAV-06; black veins marked,
+XP-04), a space to sign and a box for the waiver.
 
 It lives with the characters because it lists them, as the People page does: the game, the
 players and who may print it (staff, as for the sign-in page) are the chronicle app's.
@@ -8,7 +9,6 @@ players and who may print it (staff, as for the sign-in page) are the chronicle 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -17,8 +17,7 @@ from django.views.decorators.http import require_GET
 from chronicle import access as chronicle_access
 from chronicle.pdf import pdf_filename, pdf_response
 
-from .. import access
-from ..models import Approval, Status
+from ..attendance import playable
 
 # Empty rows after the players, for whoever comes without being on the list yet.
 BLANK_ROWS = 3
@@ -27,23 +26,16 @@ BLANK_ROWS = 3
 @login_required
 @require_GET
 def game_sign_in_pdf(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    """Three queries after the membership, whatever the number of players: the game, the
-    players (with their users), their playable characters."""
+    """Four queries after the membership, whatever the number of players: the game, the
+    players (with their users), their playable characters and those characters' diableries."""
     membership = chronicle_access.membership_for(request.user, slug)
     game = chronicle_access.game_for_edit(membership, number)
     players = list(chronicle_access.players_of(membership).order_by("user__username"))
-    playing: dict[int, list[str]] = defaultdict(list)
-    for player_id, name in (
-        access.characters_visible_to(membership)
-        .filter(
-            player_id__in=[m.user_id for m in players],
-            status=Status.ACTIVE,
-            approval=Approval.APPROVED,
-        )
-        .order_by("name", "pk")
-        .values_list("player_id", "name")
-    ):
-        playing[player_id].append(name)
+    # The characters each player may be signed in as, marked where black veins show on the
+    # game's day (XP-04: they enter only with a storyteller's permission).
+    playing = playable(
+        chronicle=membership.chronicle, player_ids=[m.user_id for m in players], day=game.date
+    )
     rows = [
         {
             "name": m.user.get_full_name() or m.user.get_username(),

@@ -87,17 +87,37 @@ class GameSerializer(serializers.ModelSerializer):
 class AttendanceSerializer(serializers.ModelSerializer):
     player_id = serializers.IntegerField(read_only=True)
     username = serializers.CharField(source="player.username", read_only=True)
+    # HAV-06: the character played (null on lines recorded before the sheet had the column).
+    character_id = serializers.IntegerField(read_only=True, allow_null=True)
+    # XP-04: a storyteller let this character in with black veins showing.
+    black_veins_permitted = serializers.SerializerMethodField()
 
     class Meta:
         model = Attendance
-        fields = ["player_id", "username", "waiver_signed", "recorded_at"]
+        fields = [
+            "player_id",
+            "username",
+            "character_id",
+            "waiver_signed",
+            "black_veins_permitted",
+            "recorded_at",
+        ]
         read_only_fields = fields
+
+    def get_black_veins_permitted(self, attendance: Attendance) -> bool:
+        return attendance.black_veins_permitted_by_id is not None
 
 
 class SignInLineSerializer(serializers.Serializer):
     player_id = serializers.IntegerField(min_value=1, max_value=access.MAX_ID)
     attended = serializers.BooleanField()
     waiver_signed = serializers.BooleanField(default=False)
+    # HAV-06: left out or null, the character the sheet holds, else the player's only active one.
+    character_id = serializers.IntegerField(
+        min_value=1, max_value=access.MAX_ID, allow_null=True, default=None
+    )
+    # XP-04: left out or null, the permission the sheet holds for that character stays.
+    permit_black_veins = serializers.BooleanField(allow_null=True, default=None)
 
 
 class SignInSheetSerializer(serializers.Serializer):
@@ -205,8 +225,10 @@ class GameViewSet(
         request=SignInSheetSerializer,
         responses={200: AttendanceSerializer(many=True)},
         description="Read the sign-in sheet (a player sees only their own line), or, as a "
-        "storyteller, record attendance and waivers (GEN-01, DT-04). A line with "
-        "attended=false removes the player from the sheet.",
+        "storyteller, record attendance and waivers (GEN-01, DT-04), the character each "
+        "player played (HAV-06; by default their only active character) and permission to "
+        "enter with black veins (XP-04). A line with attended=false removes the player from "
+        "the sheet.",
     )
     @action(detail=True, methods=["get", "put"], url_path="attendance")
     def attendance(self, request: Request, slug: str, number: str) -> Response:

@@ -11,6 +11,7 @@ from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from ..models import Game
+from ..moments import day_text
 from ..rules import HOUSE_RULE_FIELDS, HouseRules, setting_bounds
 from ..services import MAX_GAME_NUMBER, SignIn
 
@@ -58,20 +59,34 @@ class GameForm(forms.ModelForm):
 
 
 def sign_in_lines(data: Mapping[str, Any], player_ids: Iterable[int]) -> list[SignIn]:
-    """Read the sign-in sheet's checkboxes (`attended-<id>`, `waiver-<id>`) and keep only the
-    lines the ST changed, compared with the state the page showed (`was-<id>`, "10" for
-    attended without waiver). Two STs at the door each apply their own ticks, and neither
-    undoes the other's. An unticked box is simply absent from the POST."""
+    """Read the sign-in sheet's boxes (`attended-<id>`, `waiver-<id>`, the character played
+    `character-<id>` and the black veins permission `permit-<id>`) and keep only the lines the
+    ST changed, compared with the state the page showed (`was-<id>`, "10" for attended without
+    waiver; `was-character-<id>`; `was-permit-<id>`, drawn only beside a permit box). Two STs
+    at the door each apply their own ticks, and neither undoes the other's. An unticked box is
+    simply absent from the POST; a sheet without a character column leaves the character to
+    the service (the saved one, else the player's only active character, HAV-06)."""
     lines = []
     for pid in player_ids:
+        chosen = str(data.get(f"character-{pid}", "")).strip()
+        permit_shown = data.get(f"was-permit-{pid}")
         line = SignIn(
             player_id=pid,
             attended=f"attended-{pid}" in data,
             waiver_signed=f"waiver-{pid}" in data,
+            character_id=int(chosen) if chosen.isdigit() and len(chosen) < 12 else None,
+            permit_black_veins=(f"permit-{pid}" in data) if permit_shown is not None else None,
         )
         shown = data.get(f"was-{pid}")
         # A player who joined after the page was drawn has no row on it: leave them alone.
-        if shown is not None and shown != f"{line.attended:d}{line.waiver_signed:d}":
+        if shown is None:
+            continue
+        character_shown = data.get(f"was-character-{pid}")
+        if (
+            shown != f"{line.attended:d}{line.waiver_signed:d}"
+            or (character_shown is not None and chosen != character_shown)
+            or (permit_shown is not None and permit_shown != f"{bool(line.permit_black_veins):d}")
+        ):
             lines.append(line)
     return lines
 
@@ -149,9 +164,36 @@ class HouseRulesForm(forms.Form):
     """One field per house-rule setting (chronicle.rules.HouseRules): its plain label; the rule
     ID, the default and whether it differs from it are shown beside it (`sections`)."""
 
-    def __init__(self, *args: Any, current: HouseRules, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        current: HouseRules,
+        effective_games: Iterable[Game] | None = None,
+        read_only: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """`effective_games`: once a game has been played, the games a change may take effect
+        from (GEN-05: after the next game), offered as the `effective_game` choice; None
+        before the first game, when a change applies at once. `read_only`: the members'
+        view, every field disabled."""
         super().__init__(*args, **kwargs)
         self.current = current
+        self.read_only = read_only
+        if effective_games is not None:
+            self.fields["effective_game"] = forms.TypedChoiceField(
+                label=_("Takes effect from"),
+                coerce=int,
+                choices=[
+                    (
+                        g.number,
+                        gettext("Game %(number)s (%(day)s)")
+                        % {"number": g.number, "day": day_text(g.date)},
+                    )
+                    for g in effective_games
+                ],
+                help_text=_("Rule changes are announced a game before they take effect (GEN-05)."),
+                disabled=read_only,
+            )
         for name, spec in HOUSE_RULE_FIELDS.items():
             meta = spec.metadata
             value = getattr(current, name)
@@ -175,7 +217,17 @@ class HouseRulesForm(forms.Form):
             field.initial = value
             # The rule ID, the default and the "changed" mark beside the field describe it.
             field.widget.attrs["aria-describedby"] = f"setting-{name}-meta"
+            field.disabled = read_only
             self.fields[name] = field
+
+    def setting_changes(self) -> dict[str, Any]:
+        """The settings the admin changed on the page (not every field: a setting left as it
+        is today must not undo a change already published for a later game)."""
+        return {
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if name in HOUSE_RULE_FIELDS and name in self.cleaned_data
+        }
 
     def sections(self) -> list[SettingSection]:
         """The settings grouped by section of the rules, in the book's order; every field of

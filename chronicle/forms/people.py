@@ -183,6 +183,19 @@ class InvitationAddressForm(forms.Form):
     email = forms.EmailField(label=gettext_lazy("E-mail address"))
 
 
+def birth_date_field(label: Any) -> forms.DateField:
+    """GEN-01: the date of birth, optional; the service refuses impossible dates next to it."""
+    return forms.DateField(
+        label=label,
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date", "autocomplete": "bday"}, format="%Y-%m-%d"),
+        help_text=gettext_lazy(
+            "Players must be 18 or older on the day of a game (GEN-01). Only you and, as an "
+            "age, the admins of your chronicles see it; storytellers and players never do."
+        ),
+    )
+
+
 class AcceptNewForm(forms.Form):
     name = forms.CharField(
         label=gettext_lazy("Your name"),
@@ -204,6 +217,7 @@ class AcceptNewForm(forms.Form):
         strip=False,
         widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
     )
+    birth_date = birth_date_field(gettext_lazy("Date of birth (optional)"))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -236,6 +250,10 @@ class RemoveForm(forms.Form):
 
 class AccountNameForm(forms.Form):
     name = forms.CharField(label=gettext_lazy("Your name"), max_length=150)
+
+
+class BirthDateForm(forms.Form):
+    birth_date = birth_date_field(gettext_lazy("Date of birth"))
 
 
 class EmailChangeForm(forms.Form):

@@ -29,6 +29,7 @@ from ..models import (
     Role,
 )
 from ..moments import day_text, moment_text
+from .sign_in import sign_in_characters
 
 MAX_GAME_NUMBER = 100_000
 
@@ -37,8 +38,9 @@ EARLIEST_GAME = dt.date(1970, 1, 1)
 LATEST_GAME = dt.date(2199, 12, 31)
 
 
-def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
-    """DT-01, in the chronicle's time zone, with its weeks-after-game setting."""
+def _cycle_deadline(chronicle: Chronicle, game_date: dt.date, number: int) -> dt.datetime:
+    """DT-01, in the chronicle's time zone, with the weeks-after-game setting in force for
+    game `number` (GEN-05: a change published for a later game leaves this one's alone)."""
     if not EARLIEST_GAME <= game_date <= LATEST_GAME:
         raise ValidationError(
             {
@@ -48,7 +50,7 @@ def _cycle_deadline(chronicle: Chronicle, game_date: dt.date) -> dt.datetime:
         )
     try:
         day = rules.downtime_deadline(
-            game_date, weeks_after=chronicle.house_rules.deadline_weeks_after_game
+            game_date, weeks_after=chronicle.house_rules_for(number).deadline_weeks_after_game
         )
     except ValueError as exc:
         raise ValidationError({"date": str(exc)}) from exc
@@ -143,7 +145,7 @@ def game_create(
         notes=notes,
     )
     Cycle.objects.create(
-        chronicle=chronicle, game=game, deadline_at=_cycle_deadline(chronicle, date)
+        chronicle=chronicle, game=game, deadline_at=_cycle_deadline(chronicle, date, number)
     )
     return game
 
@@ -175,8 +177,9 @@ def game_update(
                 }
             )
         game.date = date
-        cycle.deadline_at = _cycle_deadline(game.chronicle, date)
+        cycle.deadline_at = _cycle_deadline(game.chronicle, date, game.number)
         cycle.save(update_fields=["deadline_at"])
+        _schedule_follow_game(game)
     if start_time is not _UNSET:
         game.start_time = start_time  # type: ignore[assignment]
     if place is not None:
@@ -194,6 +197,11 @@ class SignIn:
     player_id: int
     attended: bool
     waiver_signed: bool
+    # HAV-06: the character played; None: the player's only active character, if they have one.
+    character_id: int | None = None
+    # XP-04: the storyteller lets this character in with black veins showing, for this game.
+    # None (the API's default) keeps what the sheet holds for the same character.
+    permit_black_veins: bool | None = None
 
 
 @transaction.atomic
@@ -204,7 +212,9 @@ def attendance_record(
     by: User,
     now: dt.datetime | None = None,
 ) -> list[Attendance]:
-    """GEN-01 / DT-04: record who attended a game and who signed its waiver.
+    """GEN-01 / DT-04: record who attended a game and who signed its waiver; HAV-06: which
+    character each played (by default their only active one, see `sign_in.sign_in_characters`);
+    XP-04: refuse a character whose black veins show unless a storyteller permits it.
 
     Set-based: one read of the sheet, then bulk writes, whatever the number of players. A line
     with `attended=False` removes the player from the sheet.
@@ -239,6 +249,29 @@ def attendance_record(
             gettext("Only players of this chronicle can be signed in (not a player here: %(ids)s).")
             % {"ids": ", ".join(map(str, sorted(strangers)))}
         )
+    # GEN-01: nobody under the minimum age (18) on the game's date plays. One query for the
+    # whole sheet. A player who gave no date of birth is signed in as today: they are asked for
+    # it once, and the sheet shows the storytellers "age not given" to check at the door.
+    minors = [
+        first_name or username
+        for first_name, username, born in User.objects.filter(
+            pk__in={line.player_id for line in lines if line.attended},
+            chronicle_profile__birth_date__isnull=False,
+        )
+        .order_by("username")
+        .values_list("first_name", "username", "chronicle_profile__birth_date")
+        if not rules.adult_on(
+            born, game.date, **rules.settings_for(rules.adult_on, chronicle.house_rules)
+        )
+    ]
+    if minors:
+        raise ValidationError(
+            gettext(
+                "%(names)s cannot be signed in: players must be %(age)s or older on the "
+                "game's date (GEN-01)."
+            )
+            % {"names": ", ".join(minors), "age": chronicle.house_rules.minimum_player_age}
+        )
     for line in lines:
         if line.waiver_signed and not line.attended:
             raise ValidationError(
@@ -246,28 +279,46 @@ def attendance_record(
             )
 
     existing = {a.player_id: a for a in Attendance.objects.filter(game=game)}
+    # HAV-06 / XP-04: the character each attendee played, and black veins let in or refused.
+    played = sign_in_characters(game=game, lines=lines, saved=existing, by_id=by.pk)
     absent = [line.player_id for line in lines if not line.attended and line.player_id in existing]
     Attendance.objects.filter(game=game, player_id__in=absent).delete()
-    changed = [
-        a
-        for line in lines
-        if line.attended
-        and (a := existing.get(line.player_id)) is not None
-        and a.waiver_signed != line.waiver_signed
-    ]
-    for attendance in changed:
-        attendance.waiver_signed = next(
-            line.waiver_signed for line in lines if line.player_id == attendance.player_id
+    changed = []
+    for line in lines:
+        attendance = existing.get(line.player_id)
+        if not line.attended or attendance is None:
+            continue
+        sheet = (
+            line.waiver_signed,
+            played[line.player_id].character_id,
+            played[line.player_id].permitted_by_id,
         )
-        attendance.recorded_by_id = by.pk
-        attendance.recorded_at = now
-    Attendance.objects.bulk_update(changed, ["waiver_signed", "recorded_by", "recorded_at"])
+        saved = (
+            attendance.waiver_signed,
+            attendance.character_id,
+            attendance.black_veins_permitted_by_id,
+        )
+        if sheet != saved:
+            (
+                attendance.waiver_signed,
+                attendance.character_id,
+                attendance.black_veins_permitted_by_id,
+            ) = sheet
+            attendance.recorded_by_id = by.pk
+            attendance.recorded_at = now
+            changed.append(attendance)
+    Attendance.objects.bulk_update(
+        changed,
+        ["waiver_signed", "character", "black_veins_permitted_by", "recorded_by", "recorded_at"],
+    )
     Attendance.objects.bulk_create(
         [
             Attendance(
                 game=game,
                 player_id=line.player_id,
                 waiver_signed=line.waiver_signed,
+                character_id=played[line.player_id].character_id,
+                black_veins_permitted_by_id=played[line.player_id].permitted_by_id,
                 recorded_by_id=by.pk,
                 recorded_at=now,
             )
@@ -347,31 +398,56 @@ def chronicle_create(*, name: str, slug: str, timezone_name: str = "America/New_
 
 @transaction.atomic
 def chronicle_house_rules_update(
-    *, chronicle: Chronicle, overrides: dict[str, object]
+    *,
+    chronicle: Chronicle,
+    overrides: dict[str, object],
+    effective_game: int | None = None,
+    by: User | None = None,
+    now: dt.datetime | None = None,
 ) -> Chronicle:
-    """Change house-rule settings. Open cycles take a changed deadline setting at once, so a
-    player's countdown never shows a deadline the rules no longer give."""
-    # Lock before merging: two admins saving at once each keep the other's changes.
-    chronicle = Chronicle.objects.select_for_update().get(pk=chronicle.pk)
-    try:
-        merged = rules.house_rules_from({**chronicle.house_rule_overrides, **overrides})
-    except ValueError as exc:
-        raise ValidationError(str(exc)) from exc
-    chronicle.house_rule_overrides = rules.house_rules_overrides(merged)
-    chronicle.save(update_fields=["house_rule_overrides"])
-    _reschedule_open_cycles(chronicle)
+    """Change house-rule settings (GEN-05): published with the game from which they take
+    effect, which must come after the next game to be played. Before any game has been played
+    nothing is in force yet, so the change applies at once (`effective_game` is then ignored).
+    Settings whose value in force for that game is already the one asked are left out; the
+    deadlines of open cycles follow the settings in force for their own game."""
+    from .settings import house_rules_publish
+
+    house_rules_publish(
+        chronicle=chronicle,
+        changes=dict(overrides),
+        effective_game=effective_game,
+        by=by,
+        now=now,
+    )
+    chronicle.refresh_from_db(fields=["house_rule_overrides", "house_rule_schedule"])
     return chronicle
 
 
 def _reschedule_open_cycles(chronicle: Chronicle) -> None:
+    """Every open cycle's deadline, from the settings in force for its own game (GEN-05)."""
     cycles = list(
         Cycle.objects.select_for_update()
         .filter(chronicle=chronicle, status=CycleStatus.OPEN)
         .select_related("game")
     )
     for cycle in cycles:
-        cycle.deadline_at = _cycle_deadline(chronicle, cycle.game.date)
+        cycle.deadline_at = _cycle_deadline(chronicle, cycle.game.date, cycle.game.number)
     Cycle.objects.bulk_update(cycles, ["deadline_at"])
+
+
+def _schedule_follow_game(game: Game) -> None:
+    """GEN-05: a change published for `game` takes effect on its (new) date."""
+    if not any(
+        change["effective_game"] == game.number
+        for change in game.chronicle.house_rule_schedule or []
+    ):
+        return
+    chronicle = Chronicle.objects.select_for_update().get(pk=game.chronicle_id)
+    for change in chronicle.house_rule_schedule:
+        if change["effective_game"] == game.number:
+            change["effective_on"] = game.date.isoformat()
+    chronicle.save(update_fields=["house_rule_schedule"])
+    game.chronicle.house_rule_schedule = chronicle.house_rule_schedule
 
 
 # People (starting a chronicle, invitations, roles, leaving) live in their own module; the

@@ -36,6 +36,7 @@ from ..models import (
     Role,
 )
 from ..moments import moment_text
+from .account import birth_date_errors, birth_date_record
 from .mail import deliver
 
 # A new person may ask for a fresh link once a day, so the link cannot be used to flood the
@@ -454,15 +455,22 @@ def invitation_accept(*, token: str, user: User, now: dt.datetime | None = None)
 
 @transaction.atomic
 def invitation_accept_new(
-    *, token: str, username: str, name: str, password: str, now: dt.datetime | None = None
+    *,
+    token: str,
+    username: str,
+    name: str,
+    password: str,
+    birth_date: dt.date | None = None,
+    now: dt.datetime | None = None,
 ) -> Membership:
     """A new person accepts: their account is made with the invitation's (now verified)
     address, Django's password validators, and joins with the invitation's role. For an
-    imported player the waiting placeholder account becomes theirs, characters included."""
+    imported player the waiting placeholder account becomes theirs, characters included.
+    The form asks for the date of birth (GEN-01): given or not, they are not asked again."""
     now = now or timezone.now()
     invitation = _open_invitation(token, now)
     username = username.strip()
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[str]] = birth_date_errors(birth_date, now=now)
     username_field = User._meta.get_field("username")
     try:
         username_field.run_validators(username)
@@ -497,6 +505,7 @@ def invitation_accept_new(
             user.save()
     except IntegrityError:
         raise ValidationError({"username": [_("That username is taken; pick another.")]}) from None
+    birth_date_record(user=user, birth_date=birth_date, now=now)
     return _take_up(invitation, user, now)
 
 
@@ -616,12 +625,30 @@ def membership_role_change(
 ) -> Membership:
     """An admin gives a member another role, recorded with who and when. The chronicle keeps at
     least one admin."""
-    now = now or timezone.now()
     access.require_admin(membership)
+    return membership_role_set(target=target, role=role, by=membership.user, now=now)
+
+
+@transaction.atomic
+def membership_role_set(
+    *,
+    target: Membership,
+    role: str,
+    by: User | None,
+    note: str = "",
+    now: dt.datetime | None = None,
+) -> Membership:
+    """Give `target` another role once it is decided: by an admin (`membership_role_change`,
+    after its access check) or by a vote (GEN-03 / GEN-04, `by` None and the decision in
+    `note`). The chronicle keeps at least one admin; a member who has left is refused."""
+    now = now or timezone.now()
     if role not in Role.values:
         raise ValidationError({"role": _("Pick player, storyteller or admin.")})
-    admins = _lock_admins(membership.chronicle)
-    target = Membership.objects.select_for_update().select_related("user").get(pk=target.pk)
+    admins = _lock_admins(target.chronicle)
+    try:
+        target = Membership.objects.select_for_update().select_related("user").get(pk=target.pk)
+    except Membership.DoesNotExist:
+        raise ValidationError(_("This person is no longer a member.")) from None
     if target.role == role:
         return target
     if target.role == Role.ADMIN and admins == [target.pk]:
@@ -636,10 +663,11 @@ def membership_role_change(
         chronicle=target.chronicle,
         user=target.user,
         kind=MembershipEventKind.ROLE_CHANGED,
-        by=membership.user,
+        by=by,
         now=now,
         role_before=before,
         role_after=role,
+        note=note,
     )
     return target
 
@@ -663,10 +691,35 @@ def membership_end(
     leaving = membership.pk == target.pk
     if not leaving:
         access.require_may_remove(membership, target)
-    admins = _lock_admins(membership.chronicle)
-    target = (
-        Membership.objects.select_for_update().select_related("user", "chronicle").get(pk=target.pk)
+    membership_remove(
+        target=target, by=membership.user, characters=characters, leaving=leaving, now=now
     )
+
+
+@transaction.atomic
+def membership_remove(
+    *,
+    target: Membership,
+    by: User | None,
+    characters: str = "retired",
+    leaving: bool = False,
+    now: dt.datetime | None = None,
+) -> None:
+    """End `target`'s membership once it is decided: by `membership_end` (after its access
+    check) or by a vote (GEN-03 / GEN-04, `by` None). A member who has already left, and the
+    chronicle's last admin, are refused."""
+    now = now or timezone.now()
+    if characters not in CHARACTER_FATES:
+        raise ValidationError({"characters": _("Choose retired or NPC for their characters.")})
+    admins = _lock_admins(target.chronicle)
+    try:
+        target = (
+            Membership.objects.select_for_update()
+            .select_related("user", "chronicle")
+            .get(pk=target.pk)
+        )
+    except Membership.DoesNotExist:
+        raise ValidationError(_("This person is no longer a member.")) from None
     if target.role == Role.ADMIN and admins == [target.pk]:
         raise ValidationError(
             _("You are the chronicle's last admin: make someone else admin before you leave.")
@@ -674,7 +727,6 @@ def membership_end(
             else _("This is the chronicle's last admin; make someone else admin first.")
         )
     chronicle, user = target.chronicle, target.user
-    by = membership.user
     signals.membership_ended.send(
         sender=Membership, chronicle=chronicle, user=user, by=by, characters=characters, now=now
     )

@@ -68,6 +68,7 @@ PLAYER_NAV: list[NavEntry] = [
     (_("Downtime"), "downtime_home", ("downtime_", "votes_form", "action_form", "loan_form")),
     (_("Results"), "results", ("results", "report_list")),
     (_("Games"), "game_list", ("game_", "cycle_detail", "cycle_list")),
+    (_("Decisions"), "decision_list", ("decision_",)),
 ]
 STORYTELLER_NAV: list[NavEntry] = [
     (_("Desk"), "desk", ("desk",)),
@@ -76,6 +77,7 @@ STORYTELLER_NAV: list[NavEntry] = [
     (_("Havens and searches"), "haven_list", ("haven_", "search_", "hidden_", "reinforcement_")),
     (_("Purchases"), "purchase_queue", ("purchase_",)),
     (_("Reports"), "report_picks", ("report_",)),
+    (_("Decisions"), "decision_list", ("decision_",)),
 ]
 ADMIN_NAV: list[NavEntry] = [
     (_("Games"), "game_list", ("game_",)),

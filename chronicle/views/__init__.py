@@ -21,9 +21,15 @@ from ..api_errors import json_error
 from ..celery import app as celery_app
 from ..dashboard import cards_for as dashboard_cards
 from ..forms import GameForm, HouseRulesForm, sign_in_lines
+from ..rule_changes import past_changes, upcoming_changes
 from ..rules import HOUSE_RULE_FIELDS
 from ..services.people import may_start_chronicle
-from ..services.settings import chronicle_house_rule_reset
+from ..services.settings import (
+    chronicle_house_rule_reset,
+    house_rules_publish,
+    publication_for,
+)
+from ..services.sign_in import default_character, sign_in_playable
 
 
 def chronicle_page(
@@ -141,16 +147,47 @@ def game_edit(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
-    """The sign-in sheet of a game: an ST ticks who came and who signed the waiver."""
+    """The sign-in sheet of a game: an ST ticks who came, which character each played (HAV-06),
+    who signed the waiver, and lets a character in with black veins showing (XP-04)."""
     membership = access.membership_for(request.user, slug)
     game = access.game_for_edit(membership, number)
-    players = list(access.players_of(membership).order_by("user__username"))
+    # The Profile joined: the sheet marks "age not given" (GEN-01) without a query per row.
+    players = list(
+        access.players_of(membership)
+        .select_related("user__chronicle_profile")
+        .order_by("user__username")
+    )
     ids = [m.user_id for m in players]
-    saved = {a.player_id: a.waiver_signed for a in access.attendance_visible_to(membership, game)}
+    saved = {a.player_id: a for a in access.attendance_visible_to(membership, game)}
+    playable = sign_in_playable(chronicle=membership.chronicle, player_ids=ids, day=game.date)
+
+    def drawn(pid: int) -> dict[str, Any]:
+        """A row as the saved sheet draws it: a player not signed in yet shows their only
+        active character; the permit box shows the saved permission."""
+        row = saved.get(pid)
+        character = row.character_id if row else None
+        if character is None:
+            only = default_character(playable.get(pid, []))
+            character = only.id if only else None
+        return {
+            "attended": row is not None,
+            "waiver": bool(row and row.waiver_signed),
+            "character": "" if character is None else str(character),
+            "permit": bool(row and row.black_veins_permitted_by_id),
+        }
+
     # The boxes as drawn, and the saved state each row was drawn from ("was-<id>": attended and
-    # waiver as two digits); only the ST's changes against the latter are written.
-    ticked = {pid: (pid in saved, saved.get(pid, False)) for pid in ids}
-    shown = {pid: f"{pid in saved:d}{saved.get(pid, False):d}" for pid in ids}
+    # waiver as two digits; "was-character-<id>", "was-permit-<id>"); only the ST's changes
+    # against the latter are written.
+    ticked = {pid: drawn(pid) for pid in ids}
+    shown = {
+        pid: {
+            "digits": f"{ticked[pid]['attended']:d}{ticked[pid]['waiver']:d}",
+            "character": ticked[pid]["character"],
+            "permit": f"{ticked[pid]['permit']:d}",
+        }
+        for pid in ids
+    }
     error = ""
     status = 200
     if request.method == "POST":
@@ -162,8 +199,23 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
             status = 400
             # Keep what the ST ticked, and the state it was ticked against, for the retry.
             post = request.POST
-            ticked = {pid: (f"attended-{pid}" in post, f"waiver-{pid}" in post) for pid in ids}
-            shown = {pid: post.get(f"was-{pid}", shown[pid]) for pid in ids}
+            ticked = {
+                pid: {
+                    "attended": f"attended-{pid}" in post,
+                    "waiver": f"waiver-{pid}" in post,
+                    "character": post.get(f"character-{pid}", ticked[pid]["character"]),
+                    "permit": f"permit-{pid}" in post,
+                }
+                for pid in ids
+            }
+            shown = {
+                pid: {
+                    "digits": post.get(f"was-{pid}", shown[pid]["digits"]),
+                    "character": post.get(f"was-character-{pid}", shown[pid]["character"]),
+                    "permit": post.get(f"was-permit-{pid}", shown[pid]["permit"]),
+                }
+                for pid in ids
+            }
         else:
             messages.success(
                 request, _("Sign-in sheet of game %(number)s saved.") % {"number": game.number}
@@ -172,9 +224,16 @@ def game_sign_in(request: HttpRequest, slug: str, number: int) -> HttpResponse:
     rows = [
         {
             "player": m.user,
-            "attended": ticked[m.user_id][0],
-            "waiver": ticked[m.user_id][1],
-            "shown": shown[m.user_id],
+            "attended": ticked[m.user_id]["attended"],
+            "waiver": ticked[m.user_id]["waiver"],
+            "shown": shown[m.user_id]["digits"],
+            "characters": playable.get(m.user_id, []),
+            "character": ticked[m.user_id]["character"],
+            "shown_character": shown[m.user_id]["character"],
+            # XP-04: the permit box, beside a player with a character whose black veins show.
+            "veins": any(c.black_veins for c in playable.get(m.user_id, [])),
+            "permit": ticked[m.user_id]["permit"],
+            "shown_permit": shown[m.user_id]["permit"],
         }
         for m in players
     ]
@@ -228,44 +287,96 @@ def cycle_close(request: HttpRequest, slug: str, number: int) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def house_rules(request: HttpRequest, slug: str) -> HttpResponse:
-    """The chronicle's house-rule settings (every INTERPRETATION of SPEC), for its admins,
-    grouped by section of the rules, each changed one marked with a reset to its default."""
+    """The chronicle's house-rule settings (every INTERPRETATION of SPEC), grouped by section
+    of the rules, each changed one marked with a reset to its default, and the changes
+    published for later games (GEN-05). Admins change them; every member reads them."""
     membership = access.membership_for(request.user, slug)
-    access.require_admin(membership)
+    may_edit = access.is_admin(membership)
+    if request.method == "POST":
+        access.require_admin(membership)
     chronicle = membership.chronicle
-    form = HouseRulesForm(request.POST or None, current=chronicle.house_rules)
+    now = timezone.now()
+    publication = publication_for(chronicle, now=now)
+    form = HouseRulesForm(
+        request.POST or None,
+        current=chronicle.house_rules,
+        effective_games=publication.choices if publication.played else None,
+        read_only=not may_edit,
+    )
     if request.method == "POST" and form.is_valid():
         try:
-            services.chronicle_house_rules_update(chronicle=chronicle, overrides=form.cleaned_data)
+            records = house_rules_publish(
+                chronicle=chronicle,
+                changes=form.setting_changes(),
+                effective_game=form.cleaned_data.get("effective_game"),
+                by=access.acting_user(request.user),
+                now=now,
+            )
         except ValidationError as exc:
-            form.add_error(None, exc)
+            _form_errors(form, exc)
         else:
-            messages.success(request, _("House rules saved."))
+            if not records:
+                messages.info(request, _("Nothing changed."))
+            elif publication.played:
+                messages.success(
+                    request,
+                    _("Published: the changes take effect from game %(number)s.")
+                    % {"number": records[0].effective_game},
+                )
+            else:
+                messages.success(request, _("House rules saved."))
             return redirect("house_rules", slug=slug)
+    today = services.chronicle_today(chronicle, now)
     return chronicle_page(
         request,
         "chronicle/house_rules.html",
         membership,
         form=form,
         sections=form.sections(),
+        may_edit=may_edit,
+        publication=publication,
+        upcoming=upcoming_changes(chronicle, today),
+        past=past_changes(chronicle, today=today),
         status=400 if request.method == "POST" else 200,
     )
+
+
+def _form_errors(form: Any, exc: ValidationError) -> None:
+    """A service's refusal under the field it names, or above the form."""
+    if hasattr(exc, "error_dict"):
+        for name, errors in exc.error_dict.items():
+            form.add_error(name if name in form.fields else None, errors)
+    else:
+        form.add_error(None, exc)
 
 
 @login_required
 @require_POST
 def house_rule_reset(request: HttpRequest, slug: str) -> HttpResponse:
-    """Put one setting (`setting`) back to the rules' default; admins only, like the page."""
+    """Put one setting (`setting`) back to the rules' default, published like any change for
+    the game chosen on the page (`effective_game`, GEN-05); admins only, like saving."""
     membership = access.membership_for(request.user, slug)
     access.require_admin(membership)
     name = request.POST.get("setting", "")
+    raw_game = request.POST.get("effective_game", "")
     try:
-        reset = chronicle_house_rule_reset(chronicle=membership.chronicle, name=name)
+        reset = chronicle_house_rule_reset(
+            chronicle=membership.chronicle,
+            name=name,
+            effective_game=int(raw_game) if raw_game.strip().isdigit() else None,
+            by=access.acting_user(request.user),
+        )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("house_rules", slug=slug)
     label = _(HOUSE_RULE_FIELDS[name].metadata["label"])
-    if reset:
+    if reset and raw_game.strip().isdigit():
+        messages.success(
+            request,
+            _("“%(label)s” goes back to its default from game %(number)s.")
+            % {"label": label, "number": int(raw_game)},
+        )
+    elif reset:
         messages.success(request, _("“%(label)s” is back to its default.") % {"label": label})
     else:
         messages.info(request, _("“%(label)s” already had its default.") % {"label": label})

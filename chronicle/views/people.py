@@ -8,11 +8,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
@@ -21,6 +24,7 @@ from .. import access
 from ..forms.people import (
     AcceptNewForm,
     AccountNameForm,
+    BirthDateForm,
     ChronicleStartForm,
     EmailChangeForm,
     InvitationAddressForm,
@@ -182,6 +186,7 @@ def invitation_accept(request: HttpRequest, token: str) -> HttpResponse:
                     username=data["username"],
                     name=data["name"],
                     password=data["password"],
+                    birth_date=data["birth_date"],
                 )
                 login(request, membership.user, backend=LOGIN_BACKEND)
             else:
@@ -314,6 +319,20 @@ def account(request: HttpRequest) -> HttpResponse:
         initial={"name": user.get_full_name()},
     )
     email_form = EmailChangeForm(request.POST if "change_email" in request.POST else None)
+    birth_form = BirthDateForm(
+        request.POST if "save_birth_date" in request.POST else None,
+        initial={"birth_date": account_services.birth_date_of(user)},
+    )
+    if birth_form.is_bound and birth_form.is_valid():
+        try:
+            account_services.profile_birth_date_set(
+                user=user, birth_date=birth_form.cleaned_data["birth_date"]
+            )
+        except ValidationError as exc:
+            _refused(birth_form, exc)
+        else:
+            messages.success(request, _("Your date of birth is saved."))
+            return redirect("account")
     if name_form.is_bound and name_form.is_valid():
         account_services.account_name_set(user=user, name=name_form.cleaned_data["name"])
         messages.success(request, _("Your name is saved."))
@@ -330,13 +349,14 @@ def account(request: HttpRequest) -> HttpResponse:
                 % {"email": email_form.cleaned_data["email"]},
             )
             return redirect("account")
-    bound = name_form.is_bound or email_form.is_bound
+    bound = name_form.is_bound or email_form.is_bound or birth_form.is_bound
     return render(
         request,
         "chronicle/account.html",
         {
             "name_form": name_form,
             "email_form": email_form,
+            "birth_form": birth_form,
             "account_memberships": list(access.memberships_of(user).order_by("chronicle__name")),
             "may_start": services.may_start_chronicle(user),
             "calendar_feeds": calendar_services.feeds_of(user),
@@ -371,6 +391,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 name=data["name"],
                 email=email_form.cleaned_data["email"],
                 password=data["password"],
+                birth_date=data["birth_date"],
             )
         except ValidationError as exc:
             _refused(form, exc)
@@ -381,5 +402,65 @@ def signup(request: HttpRequest) -> HttpResponse:
         request,
         "registration/signup.html",
         {"form": form, "email_form": email_form},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+# --- GEN-01: the date of birth, asked once after signing in --------------------------------------
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login, which sends an account that never gave its date of birth, nor was asked
+    for it, to the one-question page first (and on to where it was going)."""
+
+    def get_success_url(self) -> str:
+        url = super().get_success_url()
+        if account_services.birth_date_to_ask(self.request.user):
+            return f"{reverse('birth_date_ask')}?{urlencode({'next': url})}"
+        return url
+
+
+def _safe_next(request: HttpRequest) -> str:
+    url = request.POST.get("next") or request.GET.get("next") or ""
+    if url and url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return url
+    return reverse("home")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def birth_date_ask(request: HttpRequest) -> HttpResponse:
+    """GEN-01: one question, answered or skipped; either way the person is not asked again."""
+    user = access.acting_user(request.user)
+    next_url = _safe_next(request)
+    form = BirthDateForm(
+        request.POST if "save_birth_date" in request.POST else None,
+        initial={"birth_date": account_services.birth_date_of(user)},
+    )
+    if request.method == "POST" and "skip" in request.POST:
+        account_services.profile_birth_date_skip(user=user)
+        messages.info(
+            request, _("We will not ask again. You can give it on your account page at any time.")
+        )
+        return redirect(next_url)
+    if form.is_bound and form.is_valid():
+        if form.cleaned_data["birth_date"] is None:
+            form.add_error("birth_date", _("Give your date of birth, or choose “Not now”."))
+        else:
+            try:
+                account_services.profile_birth_date_set(
+                    user=user, birth_date=form.cleaned_data["birth_date"]
+                )
+            except ValidationError as exc:
+                _refused(form, exc)
+            else:
+                messages.success(request, _("Your date of birth is saved."))
+                return redirect(next_url)
+    return render(
+        request,
+        "chronicle/birth_date_ask.html",
+        {"form": form, "next_url": next_url},
         status=400 if request.method == "POST" else 200,
     )

@@ -159,7 +159,11 @@ class SaveSerializer(serializers.Serializer):
 class ActionSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=64)
     action = serializers.CharField(max_length=20, help_text="An influence action kind (INF-02).")
-    influence = serializers.CharField(max_length=16)
+    influence = serializers.CharField(
+        max_length=16,
+        help_text="An influence type (INF-01) the action accepts (INF-02): herd only herd, "
+        "research only occult, acquire any but herd, every other action any type.",
+    )
     points = serializers.IntegerField(min_value=1, max_value=50)
     target_name = serializers.CharField(max_length=120, required=False, allow_blank=True)
     target_structure = serializers.IntegerField(min_value=1, required=False, allow_null=True)

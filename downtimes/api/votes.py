@@ -76,7 +76,9 @@ class AwardSerializer(serializers.Serializer):
     won = serializers.ListField(child=serializers.CharField())
     attended = serializers.BooleanField()
     waiver_signed = serializers.BooleanField()
-    eligible = serializers.BooleanField(help_text="Attended and signed the waiver (DT-04).")
+    eligible = serializers.BooleanField(
+        help_text="Attended and signed the waiver (DT-04), of age on the game's date (GEN-01)."
+    )
 
 
 class VoteTallySerializer(serializers.Serializer):

@@ -6,8 +6,10 @@ from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
+from characters import rules as character_rules
 from characters.forms.purchases import PurchaseForm
 from characters.models import INFLUENCE_CHOICES as CHARACTER_INFLUENCE_CHOICES
 from characters.models import Character
@@ -108,7 +110,27 @@ class InfluenceActionForm(KeyedForm):
         lender = self.fields["lender"]
         assert isinstance(lender, forms.ModelChoiceField)
         lender.queryset = lenders
+        self.fields["influence"].help_text = influence_uses_help()
         plain(self)
+
+
+def influence_uses_help() -> str:
+    """INF-02 in a sentence per restricted action, read from the rules' one table: "Herd
+    blood: Herd only. Occult research: Occult only. ... Every other action: any type."""
+    parts = []
+    for action in character_rules.INFLUENCE_ACTIONS:
+        accepted = character_rules.influence_types_for(action)
+        if accepted == character_rules.INFLUENCE_TYPES:
+            continue
+        parts.append(
+            gettext("%(action)s: %(types)s only.")
+            % {
+                "action": character_rules.influence_action_title(action),
+                "types": ", ".join(character_rules.influence_title(t) for t in accepted),
+            }
+        )
+    parts.append(gettext("Every other action: any type."))
+    return " ".join(parts)
 
 
 class LoanForm(forms.Form):

@@ -19,6 +19,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
+from characters import rules as character_rules
 from characters.models import (
     Approval,
     Character,
@@ -27,6 +28,7 @@ from characters.models import (
     Status,
     XpPurchase,
 )
+from characters.services.common import refusal
 from characters.services.influence import influence_spend
 from characters.services.notify import notify
 from chronicle.access import STAFF_ROLES
@@ -249,6 +251,12 @@ def at_game_request_record(
         raise ValidationError(
             {"influence": gettext("Say which influence the points come from (INF-03).")}
         )
+    if points:
+        try:
+            # INF-02: the action must accept the type its points come from.
+            character_rules.check_influence_use(action, influence)
+        except ValueError as exc:
+            raise refusal(exc, "influence") from None
     spend = None
     if points:
         spend, _ = influence_spend(

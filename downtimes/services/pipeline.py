@@ -50,6 +50,7 @@ from ..models import (
 )
 from .desk import desk_release, staff_of
 from .enqueue import send_after_commit
+from .herd_blood import herd_blood_release
 from .release import effective_xp as effective_xp  # the views' and the API's, as before
 from .release import (
     release_check_unfinished,
@@ -646,7 +647,8 @@ def _stale_preview(what: str) -> ValidationError:
     )
 
 
-RECHECKED_STEPS = ("no_downtime", "awards")
+# Herd blood (BLD-04) too: a desk item rejected or a yield lowered after the preview.
+RECHECKED_STEPS = ("no_downtime", "herd_blood", "awards")
 
 
 def _recheck(cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> None:
@@ -771,6 +773,8 @@ def cycle_release(
     ]
     XpEntry.objects.bulk_create(entries, ignore_conflicts=True, batch_size=500)
 
+    # BLD-04: Herd spent for blood becomes stored blood (once: this runs once per cycle).
+    herd_blood_release(cycle=cycle, outcomes=outcomes, now=now)
     torpor_holds_sweep(now=now)
     desk_release(cycle=cycle, by=by, now=now)
 

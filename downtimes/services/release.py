@@ -321,7 +321,9 @@ def _confirm_text(group: UnfinishedGroup) -> str:
 
 def unfinished_blocked(cycle: Cycle, groups: list[UnfinishedGroup]) -> bool:
     """DT-REL: the house rule is on and something is unfinished."""
-    return cycle.chronicle.house_rules.unfinished_blocks_release and any(g.count for g in groups)
+    # GEN-05: the settings in force for this cycle's game.
+    house = cycle.chronicle.house_rules_for(cycle)
+    return house.unfinished_blocks_release and any(g.count for g in groups)
 
 
 def release_check_unfinished(

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import translation
@@ -34,6 +34,7 @@ from characters.models import (
 )
 from characters.services.purchases import describe
 from characters.services.records import PC_IN_PLAY
+from chronicle import rules as chronicle_rules
 from chronicle.models import Attendance, Cycle
 from chronicle.rules import settings_for
 
@@ -74,21 +75,41 @@ def _pcs(cycle: Cycle, lo: int, hi: int) -> Any:
     )
 
 
-def _sheet(cycle: Cycle, player_ids: set[int]) -> dict[int, bool]:
-    """DT-04: player id → waiver signed, for the players who attended the cycle's game."""
-    return dict(
-        Attendance.objects.filter(game_id=cycle.game_id, player_id__in=player_ids).values_list(
-            "player_id", "waiver_signed"
+class SheetLine(NamedTuple):
+    """A player's line of the cycle's sign-in sheet, as DT-04 reads it."""
+
+    waiver_signed: bool
+    adult: bool  # GEN-01: of the minimum age on the game's date (True when no date given)
+
+
+def _sheet(cycle: Cycle, player_ids: set[int]) -> dict[int, SheetLine]:
+    """DT-04: player id → their sign-in line, for the players who attended the cycle's game.
+    One query: the date of birth (GEN-01) and the game's date come joined to the sheet."""
+    minimum = settings_for(chronicle_rules.adult_on, cycle.chronicle.house_rules)
+    return {
+        player_id: SheetLine(
+            waiver_signed=waiver_signed,
+            adult=chronicle_rules.adult_on(born, game_date, **minimum),
         )
-    )
+        for player_id, waiver_signed, born, game_date in Attendance.objects.filter(
+            game_id=cycle.game_id, player_id__in=player_ids
+        ).values_list(
+            "player_id", "waiver_signed", "player__chronicle_profile__birth_date", "game__date"
+        )
+    }
 
 
-def _paid(amount: Decimal, sheet: dict[int, bool], player_id: int) -> tuple[Decimal, str | None]:
+def _paid(
+    amount: Decimal, sheet: dict[int, SheetLine], player_id: int
+) -> tuple[Decimal, str | None]:
     """The XP paid and, when DT-04 refuses it, the reason in English (kept in the outcome;
     the rules' catalog entry translates it where it is read)."""
+    line = sheet.get(player_id)
     with translation.override("en"):
         why_not = rules.award_ineligibility(
-            attended=player_id in sheet, waiver_signed=sheet.get(player_id, False)
+            attended=line is not None,
+            waiver_signed=line is not None and line.waiver_signed,
+            adult=line is None or line.adult,
         )
     return (_xp(0), why_not) if why_not else (_xp(amount), None)
 
@@ -176,7 +197,7 @@ def _influence_left(cycle: Cycle, characters: list[Character]) -> dict[int, dict
 def cash_in_for(cycle: Cycle, characters: list[Character]) -> dict[int, rules.CashIn]:
     """DT-03: what each character without a downtime cashes in; the release recomputes it and
     refuses a preview that no longer matches."""
-    house = cycle.chronicle.house_rules
+    house = cycle.chronicle.house_rules_for(cycle)  # GEN-05: in force for this cycle's game
     left = _influence_left(cycle, characters)
     return {
         pk: rules.cash_in(available, **settings_for(rules.cash_in, house))
@@ -187,7 +208,7 @@ def cash_in_for(cycle: Cycle, characters: list[Character]) -> dict[int, rules.Ca
 def no_downtime(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
     """DT-03: a character without a submitted downtime cashes in every influence point left
     for its money value, and the player gets the no-downtime XP (if DT-04 allows)."""
-    house = cycle.chronicle.house_rules
+    house = cycle.chronicle.house_rules_for(cycle)  # GEN-05: in force for this cycle's game
     submitted = Submission.objects.filter(
         cycle=cycle, character=OuterRef("pk"), status=SubmissionStatus.SUBMITTED
     )
@@ -513,7 +534,7 @@ def awards(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
     """The cycle's XP awards for the chunk's players, each only to a player who attended with a
     signed waiver (DT-04): the base XP of a submitted downtime (DT-03), picked game reports
     (DT-05) and votes (DT-07/08 through `vote_awards`, as the tally page shows them)."""
-    house = cycle.chronicle.house_rules
+    house = cycle.chronicle.house_rules_for(cycle)  # GEN-05: in force for this cycle's game
     outcomes: list[Outcome] = []
     submissions = list(
         Submission.objects.filter(
@@ -728,6 +749,13 @@ def havens(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
     return havens_preview(cycle=cycle, now=now)
 
 
+def herd_blood(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome]:
+    """BLD-04 / INF-02: Herd spent for blood in downtime becomes stored blood on release."""
+    from .herd_blood import herd_blood as herd_blood_preview
+
+    return herd_blood_preview(cycle, lo, hi, now)
+
+
 HAVEN_PARTS: tuple[tuple[str, Any], ...] = (
     ("ownership", gettext_lazy("Ownership changes (HAV-01..03)")),
     ("forsaking", gettext_lazy("Forsaking (HAV-06)")),
@@ -740,8 +768,9 @@ HAVEN_PARTS: tuple[tuple[str, Any], ...] = (
 
 
 # DT-10: lock submissions → no-downtime defaults → ownership, forsaking, theft → construction
-# and repairs → mobile havens move → searches → influence attacks → torpor holds → diablerie
-# steps → approved XP purchases → awards → notifications.
+# and repairs → mobile havens move → searches → influence attacks → (Herd blood, BLD-04: not in
+# DT-10's list, an influence use like the havens') → torpor holds → diablerie steps → approved
+# XP purchases → awards → notifications.
 def _in_english(compute: Compute) -> Compute:
     """A step computes its outcomes in English, whoever runs it (a worker, or the request of
     the storyteller who resolved): the English columns and the rules' reasons kept in the
@@ -765,6 +794,13 @@ STEPS: tuple[Step, ...] = (
     ),
     Step(
         "havens", gettext_lazy("Havens"), "DT-10", "whole", _in_english(havens), parts=HAVEN_PARTS
+    ),
+    Step(
+        "herd_blood",
+        gettext_lazy("Herd blood"),
+        "BLD-04",
+        "character",
+        _in_english(herd_blood),
     ),
     Step(
         "torpor_holds",

@@ -423,6 +423,11 @@ def influence_action_add(
         raise ValidationError({"action": gettext("Choose what the influence does (INF-02).")})
     if influence not in character_rules.INFLUENCE_TYPES:
         raise ValidationError({"influence": _choose_influence()})
+    try:
+        # INF-02: Herd blood only from Herd, occult research only from Occult, ...
+        character_rules.check_influence_use(action, influence)
+    except ValueError as exc:
+        raise refusal(exc, "influence") from None
     if isinstance(points, bool) or not isinstance(points, int) or points < 1:
         raise ValidationError({"points": gettext("Spend at least 1 point of influence (INF-03).")})
     target_name = _text(target_name, "target_name", NAME_MAX, "INF-02")

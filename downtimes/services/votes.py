@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
+from chronicle import rules as chronicle_rules
 from chronicle.models import Attendance, Cycle, CycleStatus
 from chronicle.rules import settings_for
 
@@ -159,11 +160,13 @@ class Award:
     attended: bool
     waiver_signed: bool
     categories: list[str] = field(default_factory=list)  # the same, as rules.CATEGORIES codes
+    adult: bool = True  # GEN-01: of age on the game's date (True when no date was given)
 
     @property
     def eligible(self) -> bool:
-        """DT-04 shown beside the award: it is paid only to attending players with a waiver."""
-        return self.attended and self.waiver_signed
+        """DT-04 shown beside the award: it is paid only to attending players with a waiver,
+        of age on the game's date (GEN-01)."""
+        return self.attended and self.waiver_signed and self.adult
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ def tally_for(*, cycle: Cycle) -> Tally:
     ballots, player_of = _ballots(rows)
     voters = len({b.voter for b in ballots})
     try:
-        house = cycle.chronicle.house_rules
+        house = cycle.chronicle.house_rules_for(cycle)  # GEN-05: this cycle's game
         tally = rules.vote_tally(
             ballots, player_of=player_of, **settings_for(rules.vote_tally, house)
         )
@@ -277,10 +280,14 @@ def tally_for(*, cycle: Cycle) -> Tally:
 
     # An NPC's win pays no one: there is no player behind it.
     paid = {player: xp for player, xp in awards.items() if not player.startswith(NPC_PREFIX)}
+    # GEN-01: the date of birth and the game's date joined to the sheet, in the same query.
+    minimum = settings_for(chronicle_rules.adult_on, house)
     sheet = {
-        str(a.player_id): a.waiver_signed
-        for a in Attendance.objects.filter(
+        str(player_id): (waiver_signed, chronicle_rules.adult_on(born, game_date, **minimum))
+        for player_id, waiver_signed, born, game_date in Attendance.objects.filter(
             game_id=cycle.game_id, player_id__in=[int(p) for p in paid]
+        ).values_list(
+            "player_id", "waiver_signed", "player__chronicle_profile__birth_date", "game__date"
         )
     }
     award_list = [
@@ -291,7 +298,8 @@ def tally_for(*, cycle: Cycle) -> Tally:
             won=[str(CATEGORY_LABELS[c]) for c in won_by[player]],
             categories=won_by[player],
             attended=player in sheet,
-            waiver_signed=sheet.get(player, False),
+            waiver_signed=sheet.get(player, (False, True))[0],
+            adult=sheet.get(player, (False, True))[1],
         )
         for player, xp in paid.items()
     ]
@@ -359,7 +367,7 @@ def report_pick(
         )
     if not fresh.game_report.strip():
         raise ValidationError(gettext("This downtime has no game report to pick (DT-05)."))
-    limit = cycle.chronicle.house_rules.game_report_picks
+    limit = cycle.chronicle.house_rules_for(cycle).game_report_picks  # GEN-05
     if ReportPick.objects.filter(cycle=cycle).count() >= limit:
         raise ValidationError(
             ngettext(

@@ -10,7 +10,7 @@ import pytest
 from django.db import connections
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from tests.conftest import PASSWORD
+from tests.conftest import PASSWORD, World, give_birth_dates
 
 TIMEOUT_MS = 10_000
 
@@ -23,6 +23,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@pytest.fixture
+def world(world: World) -> World:
+    """The personas gave their date of birth (GEN-01): logging in lands where it always did."""
+    give_birth_dates(world.users.values())
+    return world
 
 
 @pytest.fixture

@@ -154,8 +154,16 @@ def test_each_persona_reads_what_to_do_next(
     fits_a_phone(admin, "admin")
 
 
+@pytest.fixture
+def before_the_first_game() -> Iterator[None]:
+    """GEN-05: before any game has been played a setting changes at once (after it, a change
+    is published for a later game: tests/chronicle/test_rule_changes.py)."""
+    with time_machine.travel(dt.datetime(2024, 3, 1, 12, 0, tzinfo=NOW.tzinfo), tick=True):
+        yield
+
+
 def test_the_admin_changes_and_resets_a_house_rule(
-    browser: Browser, live_server: Any, world: World, clock: None
+    browser: Browser, live_server: Any, world: World, before_the_first_game: None
 ) -> None:
     admin = signed_in(browser, live_server.url, "admin")
     admin.goto("/c/nightfall/settings/")

@@ -33,7 +33,7 @@ from havens.services.resolution import havens_resolve
 from havens.services.searches import search_results_release
 from tests.browser.conftest import TIMEOUT_MS, log_in
 from tests.browser.conftest import nav as bar_nav
-from tests.conftest import World
+from tests.conftest import World, give_birth_dates
 
 pytestmark = pytest.mark.browser
 
@@ -142,6 +142,7 @@ def test_haven_is_designed_paid_over_two_downtimes_searched_for_and_attacked(
     chronicle = world.chronicle
     storyteller_user = world.users["storyteller"]
     world.users["player_carol"] = make_user("player_carol")
+    give_birth_dates([world.users["player_carol"]])  # GEN-01: not asked at her first login
     chronicle_services.membership_add(
         chronicle=chronicle, user=world.users["player_carol"], role=Role.PLAYER
     )

@@ -22,8 +22,8 @@ The month, built with the services before the browser opens (the world's first g
   purchases step; the release does not charge it).
 - Three NPCs beside the two PCs, so that with one subject per task every step has several
   chunks (DT-10 order, by hand): lock 1 (whole), no-downtime 5 (characters), havens 1 (whole),
-  torpor holds 5, diablerie 5, XP purchases 5 (characters), awards 4 and notifications 4 (the
-  chronicle's four members): 30 chunks.
+  Herd blood 5, torpor holds 5, diablerie 5, XP purchases 5 (characters), awards 4 and
+  notifications 4 (the chronicle's four members): 35 chunks.
 - The preview (by hand): lock 1; no-downtime 2 (Victor's cash-in and Bob's base XP, DT-03);
   searches 2 (the Glasshouse tested, the search resolved); XP purchases 1 (Marguerite's, waiting);
   awards 1 (Alice's base XP for a submitted downtime); notifications 2 (one summary per player
@@ -32,8 +32,8 @@ The month, built with the services before the browser opens (the world's first g
 
 To see the bar move rather than race the worker, the worker gets the pipeline's test hook
 (CHRONICLE_PIPELINE_TEST_HOLD): a chunk of the no-downtime step, then one of the awards step,
-waits while a file of this test exists. The page shows 1 of 30 chunks done, then (polled in
-place by htmx, the same document) 22 of 30, then reloads itself when the run is done.
+waits while a file of this test exists. The page shows 1 of 35 chunks done, then (polled in
+place by htmx, the same document) 27 of 35, then reloads itself when the run is done.
 
 Time is the clock of the world's downtime, ticking (the live server and the worker read it).
 Waiting for the worker's e-mails is the one wait on the wall clock, polled with a deadline.
@@ -101,14 +101,15 @@ CHUNKS = {
     "lock": 1,
     "no_downtime": 5,
     "havens": 1,
+    "herd_blood": 5,
     "torpor_holds": 5,
     "diablerie_steps": 5,
     "xp_purchases": 5,
     "awards": 4,
     "notifications": 4,
 }
-TOTAL = sum(CHUNKS.values())  # 30
-BEFORE_AWARDS = TOTAL - CHUNKS["awards"] - CHUNKS["notifications"]  # 22
+TOTAL = sum(CHUNKS.values())  # 35
+BEFORE_AWARDS = TOTAL - CHUNKS["awards"] - CHUNKS["notifications"]  # 27
 # Waits on the real worker: a resolution, or PostgreSQL coming back after another test's fault.
 WORKER_MS = 60_000
 SHOTS = Path(os.environ.get("CHRONICLE_SCREENSHOTS", Path(settings.VAR_DIR) / "screenshots"))
@@ -346,9 +347,9 @@ def test_storyteller_closes_resolves_overrides_releases_and_a_player_reads_it(
     holds["no_downtime"].unlink()
     # Held again in an awards chunk: every step before it is done, polled in place.
     expect(progress).to_contain_text(
-        f"{BEFORE_AWARDS} of {TOTAL} chunks done (73%)", timeout=WORKER_MS
-    )  # round(100 x 22 / 30)
-    expect(bar).to_have_attribute("value", "73")
+        f"{BEFORE_AWARDS} of {TOTAL} chunks done (77%)", timeout=WORKER_MS
+    )  # round(100 x 27 / 35)
+    expect(bar).to_have_attribute("value", "77")
     expect(step_row("no_downtime")).to_have_text("5 / 5")
     expect(step_row("xp_purchases")).to_have_text("5 / 5")
     expect(step_row("awards")).to_have_text("0 / 4")

@@ -24,7 +24,7 @@ from characters.models import (
     XpEntry,
     XpKind,
 )
-from characters.services import ledger, records
+from characters.services import ledger, rebuild, records
 from chronicle import services as chronicle_services
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("postgres")]
@@ -228,9 +228,9 @@ def test_xp07_return_from_retirement(world: Any, make_character: Any, st: Any) -
     records.character_retire(character=pc, on=TODAY, by=st, now=NOW)
     new = make_character("New")
     with pytest.raises(ValidationError, match="XP-07"):
-        records.character_return(character=pc, by=st, now=NOW)
+        rebuild.character_return(character=pc, by=st, now=NOW)
     records.character_retire(character=new, on=TODAY, by=st, now=NOW)
-    records.character_return(character=pc, by=st, now=NOW)
+    rebuild.character_return(character=pc, by=st, now=NOW)
     pc.refresh_from_db()
     assert pc.status == Status.ACTIVE
 
@@ -239,7 +239,7 @@ def test_xp07_dead_character_cannot_return(make_character: Any, st: Any) -> None
     pc = make_character("Gone")
     records.character_death_record(character=pc, died_on=TODAY, by=st, now=NOW)
     with pytest.raises(ValidationError, match="XP-07"):
-        records.character_return(character=pc, by=st, now=NOW)
+        rebuild.character_return(character=pc, by=st, now=NOW)
     pc.refresh_from_db()
     assert pc.status == Status.DEAD
 
@@ -253,7 +253,7 @@ def test_xp07_no_return_while_another_pc_is_in_torpor_or_staked(
     records.character_retire(character=pc, on=TODAY, by=st, now=NOW)
     make_character("Sleeper", status=status)
     with pytest.raises(ValidationError, match=r"Sleeper in play.*\(XP-07\)"):
-        records.character_return(character=pc, by=st, now=NOW)
+        rebuild.character_return(character=pc, by=st, now=NOW)
     pc.refresh_from_db()
     assert (pc.status, pc.retired_on) == (Status.RETIRED, TODAY)
 

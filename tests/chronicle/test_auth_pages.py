@@ -23,11 +23,18 @@ from rest_framework.authtoken.models import Token
 
 from chronicle import services
 from chronicle.models import Role
-from tests.conftest import PASSWORD, World
+from tests.conftest import PASSWORD, World, give_birth_dates
 
 LOGIN = "/accounts/login/"
 WRONG_PASSWORD = "not-the-password"
 NEW_PASSWORD = "a-brand-new-Passphrase-1987"
+
+
+@pytest.fixture
+def world(world: World) -> World:
+    """The personas gave their date of birth (GEN-01): a login lands where it always did."""
+    give_birth_dates(world.users.values())
+    return world
 
 
 @pytest.fixture(autouse=True)

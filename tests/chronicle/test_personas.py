@@ -71,7 +71,8 @@ PAGES = [
     Case("game-edit", "post", "/c/nightfall/games/1/edit/", staff_only(302), 302, GAME_FORM),
     Case("sign-in-sheet", "get", "/c/nightfall/games/1/sign-in/", staff_only(200), 302),
     Case("sign-in-save", "post", "/c/nightfall/games/1/sign-in/", staff_only(302), 302),
-    Case("house-rules", "get", "/c/nightfall/settings/", admin_only(200), 302),
+    # GEN-05: every member reads the settings and the changes announced; admins change them.
+    Case("house-rules", "get", "/c/nightfall/settings/", members(), 302),
     Case("house-rules-save", "post", "/c/nightfall/settings/", admin_only(400), 302, {"x": "1"}),
     Case("cycles", "get", "/c/nightfall/cycles/", members(), 302),
     Case("cycle", "get", "/c/nightfall/cycles/1/", members(), 302),
@@ -96,7 +97,13 @@ PAGES = [
         {"role": "player"},
     ),
     Case("leave-form", "get", "/c/nightfall/leave/", members(), 302),
+    # Decisions (GEN-03 / GEN-04): every member lists them and may propose to their own body.
+    Case("decisions", "get", "/c/nightfall/decisions/", members(), 302),
+    Case("decision-new-form", "get", "/c/nightfall/decisions/new/", members(), 302),
+    Case("decision-new-empty", "post", "/c/nightfall/decisions/new/", members(400), 302),
+    Case("decision-missing", "get", "/c/nightfall/decisions/999999/", members(404), 302),
     Case("account", "get", "/account/", {name: 200 for name in PERSONAS}, 302),
+    Case("birth-date-ask", "get", "/account/birth-date/", {name: 200 for name in PERSONAS}, 302),
     # Mail (issue 17): everyone's own inbox and choices; a message is its recipient's alone;
     # the chronicle's mail log is its admins'.
     Case("inbox", "get", "/inbox/", {name: 200 for name in PERSONAS}, 302),
@@ -362,25 +369,33 @@ def test_no_chronicle_sees_anothers_data(world: World) -> None:
     assert not Attendance.objects.filter(game=world.game).exists()
 
 
+@time_machine.travel(dt.datetime(2024, 3, 20, 12, 0, tzinfo=NY), tick=False)
 def test_admin_changes_a_house_rule(world: World) -> None:
+    """GEN-05: game 1 has been played and game 2 is next, so the change is published for
+    game 3; today's settings stay."""
+    from chronicle.services import game_create
+
+    game_create(chronicle=world.chronicle, date=dt.date(2024, 4, 6))
+    game_create(chronicle=world.chronicle, date=dt.date(2024, 5, 4))
     client = world.client("admin")
     form = client.get("/c/nightfall/settings/").context["form"]
     data = {name: value for name, value in form.initial.items()}
     data.update({name: field.initial for name, field in form.fields.items()})
-    data = {k: v for k, v in data.items() if v is not False}  # unticked boxes are not sent
+    data = {k: v for k, v in data.items() if v is not False and v is not None}  # unticked
     data["willpower_cost"] = "4"
     data["ventrue_herd_mode"] = "half_yield"
+    data["effective_game"] = "3"
     response = client.post("/c/nightfall/settings/", data)
     assert response.status_code == 302
     world.chronicle.refresh_from_db()
-    assert world.chronicle.house_rule_overrides == {
-        "willpower_cost": 4,
-        "ventrue_herd_mode": "half_yield",
-    }
+    assert world.chronicle.house_rule_overrides == {}
+    assert world.chronicle.house_rules.willpower_cost == 3
+    in_force = world.chronicle.house_rules_for(3)
+    assert (in_force.willpower_cost, in_force.ventrue_herd_mode) == (4, "half_yield")
 
     data["willpower_cost"] = "-2"
     response = client.post("/c/nightfall/settings/", data)
     assert response.status_code == 400
     assert "greater than or equal to 0" in response.content.decode()
     world.chronicle.refresh_from_db()
-    assert world.chronicle.house_rules.willpower_cost == 4
+    assert world.chronicle.house_rules_for(3).willpower_cost == 4

@@ -26,18 +26,20 @@ LIST_VIEWS: list[tuple[str, str, int]] = [
     # 4. switcher, 5. cycles (game and chronicle joined)
     ("/c/nightfall/cycles/", "storyteller", 5),
     # The dashboard (chronicle.dashboard and each app's dashboard.py). Staff: 4. the working
-    # cycle (game joined, a window count of the cycles waiting), 5. next game, 6. purchases to
-    # sign off (count and oldest), 7. is a resolution running, 8. desk items per status (one
-    # aggregate), 9. switcher
-    ("/c/nightfall/", "storyteller", 9),
-    # ... and for an admin 9. the counted votes (one aggregate), 10. switcher
-    ("/c/nightfall/", "admin", 10),
-    # Player: 4. the current downtime (game joined), 5. next game, 6. own purchases waiting
-    # (character joined), 7. own characters with their submission (subqueries), 8. the latest
-    # released results (subqueries), 9. switcher
-    ("/c/nightfall/", "player_alice", 9),
-    # 4. game, 5. players, 6. the sheet, 7. switcher
-    ("/c/nightfall/games/1/sign-in/", "storyteller", 7),
+    # cycle (game joined, a window count of the cycles waiting), 5. next game, 6. decision
+    # votes open to them not cast yet (GEN-03/04), 7. purchases to sign off (count and oldest),
+    # 8. is a resolution running, 9. desk items per status (one aggregate), 10. switcher
+    ("/c/nightfall/", "storyteller", 10),
+    # ... and for an admin 10. the counted votes (one aggregate), 11. switcher
+    ("/c/nightfall/", "admin", 11),
+    # Player: 4. the current downtime (game joined), 5. next game, 6. decision votes open to
+    # them not cast yet (GEN-04), 7. own characters being rebuilt (XP-07 / CRE-04), 8. own
+    # purchases waiting (character joined), 9. own characters with their submission
+    # (subqueries), 10. the latest released results (subqueries), 11. switcher
+    ("/c/nightfall/", "player_alice", 11),
+    # 4. game, 5. players, 6. the sheet, 7. the players' characters (HAV-06; with characters,
+    # one more: their diableries, XP-04), 8. switcher
+    ("/c/nightfall/games/1/sign-in/", "storyteller", 8),
     # 4. game (cycle and chronicle joined), 5. the sheet, 6. switcher
     ("/c/nightfall/games/1/", "storyteller", 6),
     # 3. count, 4. the page of chronicles (the top list needs no membership lookup)

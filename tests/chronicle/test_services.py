@@ -6,6 +6,7 @@ import datetime as dt
 import zoneinfo
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
 
 from chronicle import services
@@ -16,6 +17,9 @@ from tests.conftest import World
 NY = zoneinfo.ZoneInfo("America/New_York")
 BERLIN = zoneinfo.ZoneInfo("Europe/Berlin")
 GAME_NIGHT = dt.datetime(2024, 3, 9, 21, 0, tzinfo=NY)
+# Before any game has been played nothing is in force, so a setting changes at once (GEN-05;
+# publishing for a later game is tested in test_rule_changes.py).
+BEFORE_ANY_GAME = dt.datetime(2024, 2, 1, 12, 0, tzinfo=NY)
 
 
 def test_game_create_opens_a_cycle_with_the_dt01_deadline(world: World) -> None:
@@ -31,6 +35,7 @@ def test_deadline_follows_each_chronicles_time_zone(world: World) -> None:
     assert world.other_game.cycle.deadline_at == dt.datetime(2024, 3, 19, 23, 59, tzinfo=BERLIN)
 
 
+@time_machine.travel(BEFORE_ANY_GAME, tick=False)
 def test_deadline_uses_the_chronicles_weeks_setting(world: World) -> None:
     services.chronicle_house_rules_update(
         chronicle=world.chronicle, overrides={"deadline_weeks_after_game": 1}
@@ -40,6 +45,7 @@ def test_deadline_uses_the_chronicles_weeks_setting(world: World) -> None:
     assert game.cycle.deadline_at == dt.datetime(2024, 4, 9, 23, 59, tzinfo=NY)
 
 
+@time_machine.travel(BEFORE_ANY_GAME, tick=False)
 def test_changing_the_deadline_setting_moves_open_deadlines_only(world: World) -> None:
     closed = services.game_create(chronicle=world.chronicle, date=dt.date(2024, 2, 10))
     services.cycle_close(cycle=closed.cycle, by=None, now=GAME_NIGHT)
@@ -205,6 +211,7 @@ def test_membership_add_refuses_unknown_role(world: World) -> None:
     assert world.users["outsider"].memberships.get().role == Role.PLAYER
 
 
+@time_machine.travel(BEFORE_ANY_GAME, tick=False)
 def test_house_rules_update_refuses_bad_values(world: World) -> None:
     with pytest.raises(ValidationError, match="whole number"):
         services.chronicle_house_rules_update(

@@ -1,6 +1,10 @@
 """The house-rule settings page (issue 12): every setting of chronicle.rules.HOUSE_RULE_FIELDS,
 grouped by section of the rules, each with its plain label, rule ID and default; the changed
-ones marked, each with a reset to its default."""
+ones marked, each with a reset to its default.
+
+These tests stand before the world's first game (9 March 2024), when nothing is in force yet
+and a change applies at once; publishing a change for a later game once games have been
+played (GEN-05) is tested in test_rule_changes.py."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import re
 from typing import Any
 
 import pytest
+import time_machine
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
@@ -21,6 +26,13 @@ from tests.conftest import World
 
 URL = "/c/nightfall/settings/"
 RESET = "/c/nightfall/settings/reset/"
+BEFORE_THE_FIRST_GAME = dt.datetime(2024, 3, 1, 12, 0, tzinfo=dt.UTC)
+
+
+@pytest.fixture(autouse=True)
+def _before_the_first_game() -> Any:
+    with time_machine.travel(BEFORE_THE_FIRST_GAME, tick=False):
+        yield
 
 
 def settings_page(world: World) -> str:
@@ -98,14 +110,14 @@ def test_changed_settings_are_marked_with_a_reset(world: World) -> None:
         row = setting(html, name)
         assert row.startswith('<div class="setting changed"'), name
         assert '<span class="badge badge-warn">changed</span>' in row
-        assert f'form="house-rule-reset" name="setting" value="{name}"' in row
+        assert f'formaction="{RESET}" formnovalidate name="setting" value="{name}"' in row
     plain = setting(html, "trait_cost")
     assert plain.startswith('<div class="setting"')
     assert "changed" not in plain and "Reset to default" not in plain
     cre = sections(html)["CRE"][1]
     assert "1 changed" in cre
-    # The reset buttons post their own form, not the settings form.
-    assert f'<form id="house-rule-reset" method="post" action="{RESET}">' in html
+    # The reset buttons post the settings form to the reset address, with its game (GEN-05).
+    assert html.count(f'formaction="{RESET}"') == 2
 
 
 def test_reset_puts_one_setting_back_and_keeps_the_others(world: World) -> None:
@@ -155,10 +167,20 @@ def test_reset_is_a_post(world: World) -> None:
     assert world.client("admin").get(RESET).status_code == 405
 
 
-def test_the_settings_page_stays_admin_only(world: World) -> None:
-    assert world.client("storyteller").get(URL).status_code == 403
-    assert world.client("player_alice").get(URL).status_code == 403
+def test_members_read_the_settings_page_and_only_admins_change_it(world: World) -> None:
+    """GEN-05: every member reads the settings and the changes announced; only admins save."""
+    override(world, willpower_cost=4)
+    for persona in ("storyteller", "player_alice"):
+        response = world.client(persona).get(URL)
+        assert response.status_code == 200
+        html = response.content.decode()
+        assert "Upcoming rule changes" in html
+        assert "Save house rules" not in html and "Reset to default" not in html
+        assert 'name="willpower_cost"' in html and "disabled" in setting(html, "willpower_cost")
+        assert world.client(persona).post(URL, {"willpower_cost": "5"}).status_code == 403
     assert world.client("outsider").get(URL).status_code == 404
+    world.chronicle.refresh_from_db()
+    assert world.chronicle.house_rules.willpower_cost == 4
 
 
 def test_resetting_the_deadline_setting_moves_open_deadlines_back(world: World) -> None:

@@ -14,11 +14,18 @@ from playwright.sync_api import Browser, Page, expect
 
 from chronicle.models import Profile
 from tests.browser.conftest import TIMEOUT_MS, browser, log_in  # noqa: F401
-from tests.conftest import World
+from tests.conftest import World, give_birth_dates
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHOTS = Path(os.environ.get("CHRONICLE_SCREENSHOTS", Path(settings.VAR_DIR) / "screenshots"))
+
+
+@pytest.fixture
+def world(world: World) -> World:
+    """The personas gave their date of birth (GEN-01): logging in lands where it always did."""
+    give_birth_dates(world.users.values())
+    return world
 
 
 def _page(browser: Browser, live_server: Any, **options: Any) -> Page:  # noqa: F811

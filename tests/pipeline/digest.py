@@ -29,6 +29,7 @@ from characters.models import (
     Diablerie,
     InfluenceSpend,
     Notification,
+    StoredBlood,
     TorporHold,
     XpEntry,
     XpPurchase,
@@ -116,6 +117,13 @@ class Names:
             r.pk: f"{self.search[r.search_id]}:{self.structure[r.structure_id]}"
             for r in SearchResult.objects.filter(search__cycle__chronicle=c)
         }
+        # A desk item by its character and its key without the cycle's id ("influence:herd").
+        self.desk = {
+            pk: f"desk({self.character[character]}: {key.split(':', 1)[-1]})"
+            for pk, character, key in DeskItem.objects.filter(cycle__chronicle=c).values_list(
+                "pk", "character_id", "key"
+            )
+        }
         # The word before a number in a key → what the number names. Several numbers in a row
         # after one word ("search:<search>:<structure>") take the names in turn.
         self.by_word: dict[str, list[dict[int, str]]] = {
@@ -149,6 +157,8 @@ class Names:
             "change": [self.change],
             "attack": [self.attack],
             "result": [self.result],
+            # The Herd blood step's subjects (downtimes/services/herd_blood.py, BLD-04).
+            "herd": [self.desk],
         }
         # Ids inside outcome values, by the value's key (lists name each member).
         self.by_field: dict[str, dict[int, str]] = {
@@ -365,6 +375,15 @@ def dump(chronicle: Chronicle) -> list[str]:
             (of(ch, d.character_id), d.kind, n.key(f"cycle:{d.key}"), d.status, d.result)
             + (d.released_at is not None, d.withdrawn_at is not None)
             for d in DeskItem.objects.filter(cycle__chronicle=c)
+        ),
+    )
+    lines += _section(
+        "stored-blood",
+        (
+            # BLD-04: what the release's Herd blood stored (its days are the release's: left out
+            # like every time).
+            (of(ch, b.holder_id), b.location, b.on_body, b.points, b.donor_type, b.donor_note)
+            for b in StoredBlood.objects.filter(holder__chronicle=c)
         ),
     )
     lines += _section(

@@ -66,9 +66,9 @@ def test_cycles_list_and_retrieve_with_progress(month: Month) -> None:
     assert [(r["game_number"], r["status"]) for r in rows] == [(2, "open"), (1, "resolved")]
     assert rows[0]["progress"] is None
     progress = rows[1]["progress"]
-    # Eight steps, one chunk each (chunk size 500), all done.
+    # Nine steps (Herd blood, BLD-04, is the ninth), one chunk each (chunk size 500), all done.
     assert (progress["run"], progress["status"]) == (1, "done")
-    assert (progress["done"], progress["total"], progress["percent"]) == (8, 8, 100)
+    assert (progress["done"], progress["total"], progress["percent"]) == (9, 9, 100)
     assert [s["name"] for s in progress["steps"]][:3] == ["lock", "no_downtime", "havens"]
     one = st(month).get(f"{API}/resolution/1/")
     assert one.status_code == 200 and one.json()["progress"] == progress
@@ -119,7 +119,7 @@ def test_close_then_resolve_enqueues_and_answers_202(
     assert started.status_code == 202
     body = started.json()
     assert body["progress"]["status"] == "running"
-    assert (body["progress"]["done"], body["progress"]["total"]) == (0, 8)
+    assert (body["progress"]["done"], body["progress"]["total"]) == (0, 9)
     lock = StepChunk.objects.get(run__cycle=month.cycle, step="lock")
     send_task.assert_called_once_with(CHUNK_TASK, args=[lock.pk])
     assert not Outcome.objects.filter(cycle=month.cycle).exists()

@@ -147,15 +147,15 @@ def test_the_progress_bar_polls_while_running_and_reloads_when_done(month: Month
     run = pipeline.cycle_resolve(cycle=month.cycle, by=month.world.users["storyteller"])
     chunks = list(StepChunk.objects.filter(run=run).order_by("position", "number"))
     # Chunk size 500, four members and two characters: one chunk per step.
-    assert len(chunks) == len(STEPS) == 8
+    assert len(chunks) == len(STEPS) == 9
     for chunk in chunks[:2]:
         assert pipeline.chunk_run(chunk_id=chunk.pk, now=AFTER_DEADLINE)
 
     page = st(month).get(url("cycle_resolution", 1)).content.decode()
     assert 'hx-trigger="every 1s"' in page
     assert 'hx-get="' + url("cycle_progress", 1) + '"' in page
-    assert "2 of 8 chunks done (25%)" in page  # 2 of 8 = 25 %
-    assert '<progress id="progress-bar" max="100" value="25">' in page
+    assert "2 of 9 chunks done (22%)" in page  # 2 of 9 = 22 %
+    assert '<progress id="progress-bar" max="100" value="22">' in page
     assert url("cycle_resolution", 1) + "#progress" in page  # the Refresh link without JS
 
     fragment = st(month).get(url("cycle_progress", 1), HTTP_HX_REQUEST="true")
@@ -169,7 +169,7 @@ def test_the_progress_bar_polls_while_running_and_reloads_when_done(month: Month
         pipeline.chunk_run(chunk_id=chunk.pk, now=AFTER_DEADLINE)
     done = st(month).get(url("cycle_progress", 1), HTTP_HX_REQUEST="true")
     assert "hx-trigger" not in done.content.decode()  # polling stops
-    assert "8 of 8 chunks done (100%)" in done.content.decode()
+    assert "9 of 9 chunks done (100%)" in done.content.decode()
     assert done["HX-Refresh"] == "true"  # the whole page reloads to show the preview
 
 

@@ -35,7 +35,7 @@ def _resolved_action(month: Month) -> Any:
     item = submissions.influence_action_add(
         submission=submission,
         by=alice,
-        influence="business",
+        influence="herd",  # INF-02: Herd blood takes only Herd
         points=1,
         action="herd",
         key="herd",

@@ -127,6 +127,7 @@ def test_each_chunk_adds_the_same_statements(settings: Any) -> None:
 
 CHUNKED = [
     "no_downtime",
+    "herd_blood",
     "torpor_holds",
     "diablerie_steps",
     "xp_purchases",

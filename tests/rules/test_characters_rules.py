@@ -95,7 +95,7 @@ def test_bad_level_strings_are_refused(bad: Any) -> None:
     ("discipline", "level", "name"),
     [
         pytest.param("animalism", "2b", "Embrace the Beast", id="DIS-01-animalism-2b"),
-        pytest.param("auspex", "1a", "Heightened Senses", id="DIS-01-auspex-1a"),
+        pytest.param("auspex", "1a", "Heightened Senses", id="DIS-01-SRC-03-auspex-1a"),
         pytest.param("celerity", "3a", "bid +27", id="DIS-01-celerity-3a-unnamed"),
         pytest.param("dominate", "2b", "Mastery-Conditioning", id="DIS-01-dominate-2b"),
         pytest.param("fortitude", "2b", "bid +8", id="DIS-01-fortitude-2b-unnamed"),
@@ -860,7 +860,7 @@ def changed(base: dict[str, Any], **changes: Any) -> dict[str, Any]:
     "sheet",
     [
         pytest.param(KINDRED_BRUJAH, id="CRE-01-kindred-brujah-valid"),
-        pytest.param(GHOUL, id="CRE-01-ghoul-valid"),
+        pytest.param(GHOUL, id="CRE-01-SRC-02-ghoul-valid-free-ability-names"),
         pytest.param(changed(GHOUL, kind="kine"), id="CRE-01-kine-valid"),
         pytest.param(
             changed(
@@ -1032,7 +1032,7 @@ VENGEFUL = Disadvantage("vengefulness", major=False, physical=False)
             "nosferatu",
             [UGLY, TRUTHFUL, VENGEFUL],
             "major physical",
-            id="CRE-02-nosferatu-minors-physical",
+            id="CRE-02-SRC-05-nosferatu-minors-physical",
         ),
         pytest.param(
             "brujah",
@@ -1080,7 +1080,7 @@ def test_creation_generation(
 @pytest.mark.parametrize(
     ("generation", "settings", "maximum"),
     [
-        pytest.param(13, {}, 10, id="CRE-07-13th-is-10"),
+        pytest.param(13, {}, 10, id="CRE-07-SRC-01-13th-is-10"),
         pytest.param(12, {}, 11, id="CRE-07-12th-is-11"),
         pytest.param(10, {}, 13, id="CRE-07-10th-is-13"),
         pytest.param(8, {}, 15, id="CRE-07-8th-is-15"),
@@ -1769,7 +1769,12 @@ def test_downgraded_concealability_refusals(item: dict[str, Any], problem: str) 
     [
         pytest.param(dict(purchase_cost=4), 2, id="ITM-02-half-of-4"),
         pytest.param(dict(purchase_cost=5), 3, id="ITM-02-half-of-5-rounds-up"),
-        pytest.param(dict(purchase_cost=1), 1, id="ITM-02-minimum-1"),
+        pytest.param(dict(purchase_cost=2), 1, id="ITM-02-minimum-1-below-cost"),
+        # Issue 14: repair is strictly cheaper, so an item of cost 1 repairs free by default.
+        pytest.param(dict(purchase_cost=1), 0, id="ITM-02-cost-1-free"),
+        pytest.param(
+            dict(purchase_cost=1, item_repair_free_at_cost_one=False), 1, id="ITM-02-cost-1-paid"
+        ),
         pytest.param(
             dict(purchase_cost=10, item_repair_fraction=Decimal("0.25")),
             3,
@@ -1789,7 +1794,8 @@ def test_item_repair_cost(item: dict[str, Any], repair: int) -> None:
     ],
 )
 def test_item_costs_refuse_negative(cost_function: Any) -> None:
-    with pytest.raises(ValueError, match="purchase_cost must be at least 0"):
+    # ITM-03 counts from 0; an item to repair costs at least 1 (ITM-01, issue 14).
+    with pytest.raises(ValueError, match="purchase_cost must be at least 0|costs at least 1"):
         cost_function(-4)
 
 

@@ -139,7 +139,7 @@ def test_ratio_class_refuses(high: object, low: object, message: str) -> None:
     [
         pytest.param("ventrue_herd_mode", "double_cost", id="CLN-03-default"),
         pytest.param("generation_step_cost", 2, id="CRE-05-default"),
-        pytest.param("willpower_cost", 3, id="CRE-06-default"),
+        pytest.param("willpower_cost", 3, id="CRE-06-SRC-06-default"),
         pytest.param("discipline_cost_intermediate", 6, id="DIS-03-default"),
         pytest.param("no_potence_attacker_adds", 4, id="HAV-26-default"),
         pytest.param("submitted_downtime_xp", Decimal("2.5"), id="DT-03-default"),

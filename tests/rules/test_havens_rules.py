@@ -170,7 +170,7 @@ def test_theft_disables_alarms_and_locks_only() -> None:
         pytest.param("alarm", 1, 5, id="HAV-10-alarm-5"),
         pytest.param("alarm", 2, 10, id="HAV-10-two-alarms-10"),
         pytest.param("exit", 3, 15, id="HAV-11-three-exits-15"),
-        pytest.param("camera", 4, 4, id="HAV-12-camera-1-each"),
+        pytest.param("camera", 4, 4, id="HAV-12-SRC-04-camera-1-each"),
         pytest.param("recorder", 1, 1, id="HAV-13-recorder-1"),
         pytest.param("hiding", 1, 15, id="HAV-14-hiding-15"),
         pytest.param("influence_resistance", 18, 6, id="HAV-15-6-influence-buys-18-points"),
@@ -462,8 +462,18 @@ def test_hiding_owner_is_the_highest_mental_plus_influences() -> None:
         ),
         pytest.param(
             dict(owners=[PARTIAL_OWNER_6_PLUS_5], hidden=False, mobile=True),
+            44,
+            id="HAV-25-mobile-doubled-by-default",
+        ),
+        pytest.param(
+            dict(
+                owners=[PARTIAL_OWNER_6_PLUS_5],
+                hidden=False,
+                mobile=True,
+                mobile_havens_hiding_doubled=False,
+            ),
             22,
-            id="HAV-25-mobile-not-doubled",
+            id="HAV-25-setting-off-mobile-not-doubled",
         ),
         pytest.param(
             dict(
@@ -657,6 +667,8 @@ P3A, P2B, P2A, P1B, P1A, NO_POTENCE = 5, 4, 3, 2, 1, 0
         pytest.param(
             dict(potence_levels=[P2B, P1B, NO_POTENCE, NO_POTENCE]), 56, id="HAV-26-36-16-4"
         ),
+        # Issue 14: an empty attacking party bids nothing (it used to be refused).
+        pytest.param(dict(potence_levels=[]), 0, id="HAV-26a-empty-party-bids-0"),
     ],
 )
 def test_reinforcement_attack_bid(attackers: dict[str, Any], bid: int) -> None:
@@ -666,7 +678,7 @@ def test_reinforcement_attack_bid(attackers: dict[str, Any], bid: int) -> None:
 @pytest.mark.parametrize(
     ("attackers", "problem"),
     [
-        pytest.param(dict(potence_levels=[]), "each attacker", id="HAV-26-no-attackers"),
+        pytest.param(dict(potence_levels=3), "each attacker", id="HAV-26-level-not-a-list"),
         pytest.param(dict(potence_levels=[6]), "at most 5", id="HAV-26-level-above-3a"),
         pytest.param(dict(potence_levels=[-1]), "at least 0", id="HAV-26-negative-level"),
         pytest.param(

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from chronicle import services
 from chronicle.models import Chronicle, Game, Role
+from chronicle.services import account
 
 DEMO_SLUG = "elysium-nights"
 # Demo accounts only: printed by `make run`, never for a real deployment.
@@ -100,7 +101,7 @@ class Command(BaseCommand):
                 name="Elysium Nights Theater", slug=DEMO_SLUG, timezone_name="America/New_York"
             )
         users: dict[str, Any] = {}
-        for username, role in DEMO_USERS:
+        for number, (username, role) in enumerate(DEMO_USERS):
             user = User.objects.filter(username=username).first()
             if user is None:
                 user = User.objects.create_user(
@@ -109,6 +110,13 @@ class Command(BaseCommand):
                     password=DEMO_PASSWORD,
                     is_staff=role == Role.ADMIN,
                     is_superuser=role == Role.ADMIN,
+                )
+                # GEN-01: the demo's people are adults who gave their date of birth, so the
+                # admin's People page shows ages and logging in asks nothing.
+                account.birth_date_record(
+                    user=user,
+                    birth_date=dt.date(1980 + 2 * number, 1 + number, 3 + number),
+                    now=timezone.now(),
                 )
             services.membership_add(chronicle=chronicle, user=user, role=role)
             users[username] = user

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import translation
 
-from characters.models import Character
+from characters.models import Approval, Character
 from characters.models import Status as CharacterStatus
 from chronicle.models import Attendance, Cycle, Game
 from chronicle.rules import settings_for
@@ -337,14 +337,47 @@ def _games_up_to(cycle: Cycle) -> list[Game]:
     )
 
 
+def _games_played(
+    chronicle_id: int, players: set[int], games: Sequence[Game]
+) -> dict[int, set[int]]:
+    """HAV-06 (issue 14): the games each character was in play, by character id: the games its
+    player was signed in as that character. Two queries, whatever the number of owners.
+
+    Sign-in lines recorded before the sheet named the character have none. Such a line counts
+    for the player's only active character when they have exactly one; with none or several,
+    it counts for each of their characters, the older reading (the player's attendance), so no
+    haven is forsaken on a guess."""
+    played: dict[int, set[int]] = defaultdict(set)
+    unnamed: dict[int, set[int]] = defaultdict(set)
+    for player_id, character_id, game_id in Attendance.objects.filter(
+        player_id__in=players, game__in=games
+    ).values_list("player_id", "character_id", "game_id"):
+        (played[character_id] if character_id else unnamed[player_id]).add(game_id)
+    if not unnamed:
+        return played
+    mine: dict[int, list[tuple[int, bool]]] = defaultdict(list)
+    for character_id, player_id, status, approval in Character.objects.filter(
+        chronicle_id=chronicle_id, player_id__in=list(unnamed)
+    ).values_list("pk", "player_id", "status", "approval"):
+        in_play = status == CharacterStatus.ACTIVE and approval == Approval.APPROVED
+        mine[player_id].append((character_id, in_play))
+    for player_id, game_ids in unnamed.items():
+        only = [c for c, in_play in mine[player_id] if in_play]
+        for character_id in only if len(only) == 1 else [c for c, _ in mine[player_id]]:
+            played[character_id] |= game_ids
+    return played
+
+
 @transaction.atomic
 def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, int]:
-    """HAV-06: owners whose player missed the last `forsake_after_absent_games` games of the
-    chronicle in a row, up to this cycle's game and since they became owners, forsake what
-    they own (applied at once)."""
+    """HAV-06: owners who were not in play for the last `forsake_after_absent_games` games of
+    the chronicle in a row, up to this cycle's game and since they became owners, forsake what
+    they own (applied at once). "If the character is not in-game for six games in a row": the
+    character counts, not its player (issue 14): a player who comes with another character
+    leaves this one absent (`_games_played`)."""
     now = _now(now)
     games = _games_up_to(cycle)
-    house = cycle.chronicle.house_rules
+    house = cycle.chronicle.house_rules_for(cycle)
     owned = list(
         Ownership.objects.filter(
             structure__chronicle_id=cycle.chronicle_id,
@@ -354,21 +387,20 @@ def forsaking_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[s
         .exclude(structure__status=StructureStatus.DESTROYED)
         .values_list("structure_id", "character_id", "character__player_id", "started_at")
     )
-    players = {player for _, _, player, _ in owned}
-    attended: dict[int, set[int]] = defaultdict(set)
-    for player_id, game_id in Attendance.objects.filter(
-        player_id__in=players, game__in=games
-    ).values_list("player_id", "game_id"):
-        attended[player_id].add(game_id)
+    played = _games_played(cycle.chronicle_id, {player for _, _, player, _ in owned}, games)
     tz = cycle.chronicle.tz
     forsake_settings = settings_for(rules.forsaken_by_absence, house)
-    # Only the games since the ownership began count: games a player missed before they
+    # Only the games since the ownership began count: games a character missed before it
     # owned the haven (or joined the chronicle) say nothing about forsaking it.
     leaving = [
         (sid, character_id)
-        for sid, character_id, player, started_at in owned
+        for sid, character_id, _player, started_at in owned
         if rules.forsaken_by_absence(
-            [g.pk in attended[player] for g in games if g.date >= started_at.astimezone(tz).date()],
+            [
+                g.pk in played[character_id]
+                for g in games
+                if g.date >= started_at.astimezone(tz).date()
+            ],
             **forsake_settings,
         )
     ]
@@ -407,7 +439,7 @@ def theft_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[str, 
     inoperative. Once per structure and theft: a structure its thieves already own is skipped."""
     now = _now(now)
     games = _games_up_to(cycle)
-    house = cycle.chronicle.house_rules
+    house = cycle.chronicle.house_rules_for(cycle)
     controls = list(
         TheftControl.objects.filter(structure__chronicle_id=cycle.chronicle_id, game__in=games)
         .exclude(structure__status=StructureStatus.DESTROYED)
@@ -508,7 +540,7 @@ def _held_builds(builds: Sequence[Project], cycle: Cycle) -> dict[int, str]:
       builds win: a crypt build inside an outer haven already mobile, and a Mobility build
       over a crypt whose built-plus-new design a mobile haven forbids, are held. The rules
       decide what clashes."""
-    settings = settings_for(rules.design_problems, cycle.chronicle.house_rules)
+    settings = settings_for(rules.design_problems, cycle.chronicle.house_rules_for(cycle))
 
     def clashes(design: Mapping[str, int]) -> bool:
         alone = rules.design_problems(structure=StructureKind.CRYPT, attributes=design, **settings)

@@ -221,7 +221,7 @@ def influence_attacks_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -
         )
     }
     mobile = selectors.mobile_structures(
-        structures.values(), house_rules=cycle.chronicle.house_rules
+        structures.values(), house_rules=cycle.chronicle.house_rules_for(cycle)
     )
     left = {pk: (r.quantity if (r := resistance_rows.get(pk)) else 0) for pk in structure_ids}
     destroyed: set[int] = set()

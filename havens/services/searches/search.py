@@ -436,7 +436,7 @@ def search_at_game_record(
             spend=spend,
             joined_at=now,
         )
-    _resolve([search], house_rules=game.chronicle.house_rules, now=now)
+    _resolve([search], house_rules=game.chronicle.house_rules_for(game), now=now)
     Search.objects.filter(pk=search.pk).update(released_at=now)
     search.refresh_from_db()
     return search
@@ -454,7 +454,7 @@ def searches_resolve(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[st
         .filter(cycle=cycle, status=SearchStatus.SUBMITTED, moment=SearchMoment.DOWNTIME)
         .order_by("pk")
     )
-    found = _resolve(searches, house_rules=cycle.chronicle.house_rules, now=now)
+    found = _resolve(searches, house_rules=cycle.chronicle.house_rules_for(cycle), now=now)
     return {
         "searches": len(searches),
         "unlinked": sum(1 for s in searches if s.target_id is None),
@@ -573,7 +573,9 @@ def mobile_havens_move(*, cycle: Cycle, now: dt.datetime | None = None) -> dict[
     )
     structure_ids = set(stale.values_list("structure_id", flat=True))
     structures = Structure.objects.filter(pk__in=structure_ids).only("pk", "outer_id")
-    mobile = selectors.mobile_structures(structures, house_rules=cycle.chronicle.house_rules)
+    mobile = selectors.mobile_structures(
+        structures, house_rules=cycle.chronicle.house_rules_for(cycle)
+    )
     moved = [pk for pk, is_mobile in mobile.items() if is_mobile]
     cleared = stale.filter(structure_id__in=moved).update(cleared_at=now) if moved else 0
     return {"moved": len(moved), "finds_cleared": cleared}
