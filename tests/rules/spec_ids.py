@@ -18,7 +18,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC = ROOT.parent / "shared" / "SPEC.md"
+# The storytellers' folder sits beside the project (`../shared`); a clone made elsewhere on the
+# team's machine (CI clones into a temporary folder) finds it at its usual place, /work/shared.
+SPEC_PLACES = (ROOT.parent / "shared" / "SPEC.md", Path("/work/shared/SPEC.md"))
+SPEC = next((place for place in SPEC_PLACES if place.exists()), SPEC_PLACES[0])
 COPY = Path(__file__).with_name("spec_ids.txt")
 
 _ID = r"[A-Z]{2,4}-\d{2}[a-z]?"
