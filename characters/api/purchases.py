@@ -31,6 +31,7 @@ from ..models import (
     XpPurchase,
 )
 from ..services import purchases as services
+from ..services.purchase_quotes import MAX_QUANTITY, TEACHER_NAME_MAX
 
 # --- Serializers ------------------------------------------------------------------------------
 
@@ -179,7 +180,7 @@ class PurchaseInputSerializer(serializers.Serializer):
         max_length=5,
     )
     target = serializers.CharField(max_length=60, required=False, allow_blank=True, default="")
-    quantity = serializers.IntegerField(min_value=1, max_value=services.MAX_QUANTITY, default=1)
+    quantity = serializers.IntegerField(min_value=1, max_value=MAX_QUANTITY, default=1)
     moment = serializers.ChoiceField(
         choices=PurchaseMoment.choices, default=PurchaseMoment.DOWNTIME
     )
@@ -191,7 +192,7 @@ class PurchaseInputSerializer(serializers.Serializer):
         help_text="Storytellers only: the teacher character's id (DIS-07, SEW-01).",
     )
     teacher_name = serializers.CharField(
-        max_length=services.TEACHER_NAME_MAX,
+        max_length=TEACHER_NAME_MAX,
         required=False,
         allow_blank=True,
         default="",

@@ -12,7 +12,7 @@ from chronicle.models import Membership
 
 from .. import access, rules
 from ..models import Character, PurchaseKind, PurchaseMoment, XpPurchase
-from ..services.purchases import TEACHER_NAME_MAX
+from ..services.purchase_quotes import TEACHER_NAME_MAX
 
 LEVEL_CHOICES = [("", "—")] + [(code, code) for code in rules.LEVELS]
 DISCIPLINE_CHOICES = [("", "—")] + [(k, v) for k, v in rules.DISCIPLINE_TITLES.items()]

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -319,20 +320,13 @@ def account(request: HttpRequest) -> HttpResponse:
         initial={"name": user.get_full_name()},
     )
     email_form = EmailChangeForm(request.POST if "change_email" in request.POST else None)
-    birth_form = BirthDateForm(
-        request.POST if "save_birth_date" in request.POST else None,
-        initial={"birth_date": account_services.birth_date_of(user)},
-    )
-    if birth_form.is_bound and birth_form.is_valid():
-        try:
-            account_services.profile_birth_date_set(
-                user=user, birth_date=birth_form.cleaned_data["birth_date"]
-            )
-        except ValidationError as exc:
-            _refused(birth_form, exc)
-        else:
-            messages.success(request, _("Your date of birth is saved."))
-            return redirect("account")
+    birth_form = _birth_date_form(request, user)
+    if (
+        birth_form.is_bound
+        and birth_form.is_valid()
+        and _birth_date_saved(request, user, birth_form)
+    ):
+        return redirect("account")
     if name_form.is_bound and name_form.is_valid():
         account_services.account_name_set(user=user, name=name_form.cleaned_data["name"])
         messages.success(request, _("Your name is saved."))
@@ -429,16 +423,34 @@ def _safe_next(request: HttpRequest) -> str:
     return reverse("home")
 
 
+def _birth_date_form(request: HttpRequest, user: User) -> BirthDateForm:
+    """The account page's and the sign-in question's date-of-birth form (GEN-01)."""
+    return BirthDateForm(
+        request.POST if "save_birth_date" in request.POST else None,
+        initial={"birth_date": account_services.birth_date_of(user)},
+    )
+
+
+def _birth_date_saved(request: HttpRequest, user: User, form: BirthDateForm) -> bool:
+    """Save a valid form's date of birth; a refusal goes beside the field (False)."""
+    try:
+        account_services.profile_birth_date_set(
+            user=user, birth_date=form.cleaned_data["birth_date"]
+        )
+    except ValidationError as exc:
+        _refused(form, exc)
+        return False
+    messages.success(request, _("Your date of birth is saved."))
+    return True
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def birth_date_ask(request: HttpRequest) -> HttpResponse:
     """GEN-01: one question, answered or skipped; either way the person is not asked again."""
     user = access.acting_user(request.user)
     next_url = _safe_next(request)
-    form = BirthDateForm(
-        request.POST if "save_birth_date" in request.POST else None,
-        initial={"birth_date": account_services.birth_date_of(user)},
-    )
+    form = _birth_date_form(request, user)
     if request.method == "POST" and "skip" in request.POST:
         account_services.profile_birth_date_skip(user=user)
         messages.info(
@@ -448,16 +460,8 @@ def birth_date_ask(request: HttpRequest) -> HttpResponse:
     if form.is_bound and form.is_valid():
         if form.cleaned_data["birth_date"] is None:
             form.add_error("birth_date", _("Give your date of birth, or choose “Not now”."))
-        else:
-            try:
-                account_services.profile_birth_date_set(
-                    user=user, birth_date=form.cleaned_data["birth_date"]
-                )
-            except ValidationError as exc:
-                _refused(form, exc)
-            else:
-                messages.success(request, _("Your date of birth is saved."))
-                return redirect(next_url)
+        elif _birth_date_saved(request, user, form):
+            return redirect(next_url)
     return render(
         request,
         "chronicle/birth_date_ask.html",

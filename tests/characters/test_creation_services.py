@@ -23,6 +23,7 @@ from characters.models import (
     StoredBlood,
 )
 from characters.services import creation
+from characters.services.common import rule_ids
 from characters.services.creation import DisadvantagePick, DisciplinePick, Draft
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("postgres")]
@@ -290,7 +291,7 @@ def test_every_message_names_a_rule(world: Any) -> None:
     assert {"name", "chosen_disciplines", "disadvantages", "generation"} <= set(problems)
     for messages in problems.values():
         for message in messages:
-            assert creation.rule_ids(message), message
+            assert rule_ids(message), message
 
 
 # --- Drafts -----------------------------------------------------------------------------------
