@@ -16,6 +16,9 @@ COPY havens havens
 COPY downtimes downtimes
 COPY templates templates
 COPY manage.py ./
+# Outside var/, which docker-compose.yml mounts as a volume that outlives the image: collected
+# files there would be the first image's forever.
+ENV STATIC_ROOT=/app/staticfiles
 # Editable, so gunicorn and celery import the same copy, beside templates/.
 RUN pip install --no-cache-dir -e . \
     && SECRET_KEY=build-only DEBUG=0 python manage.py collectstatic --noinput

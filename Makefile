@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 MANAGE := $(PY) manage.py
 CELERY := $(VENV)/bin/celery
 
-.PHONY: run test lint typecheck fmt clean bench messages
+.PHONY: run test lint typecheck fmt clean bench bench-org messages
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ run: $(VENV)/.installed-run | var
 	@echo "Chronicle on http://127.0.0.1:$(PORT)/  (API docs: /api/docs/, health: /health, worker log: var/worker.log)"
 	@$(MANAGE) seed_demo
 	@trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT; \
-	$(CELERY) -A chronicle worker --beat --pool=solo --without-mingle --without-gossip \
+	$(CELERY) -A chronicle worker --beat -Q celery,pipeline,mail --pool=solo --without-mingle --without-gossip \
 		--loglevel=INFO --schedule=var/celerybeat-schedule >>var/worker.log 2>&1 & \
 	$(MANAGE) runserver 127.0.0.1:$(PORT)
 
@@ -55,10 +55,19 @@ fmt: $(VENV)/.installed-test
 clean:
 	rm -rf var $(VENV)
 
-bench: $(VENV)/.installed-run
-	$(PY) bench/run.py
-	$(PY) bench/havens.py
-	$(PY) bench/pipeline.py
+# The benchmark (README, "Benchmarks"): PostgreSQL (DATABASE_URL) and, for the worker and the
+# rush, Redis (CELERY_BROKER_URL). `make bench`: S and M, a few minutes; `make bench-org`: L
+# through a real worker, P1K/P10K/XL beside the raw-SQL bound, pages under load and the rush.
+# Each writes bench/results/<time>-<title>.md and the README's latest table.
+$(VENV)/.installed-bench: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $@ $(VENV)/.installed-run
+
+bench: $(VENV)/.installed-bench
+	$(PY) bench/main.py small
+
+bench-org: $(VENV)/.installed-bench
+	$(PY) bench/main.py org
 
 # For translators: gather every marked string into locale/<it|ca>/LC_MESSAGES/django.po, then
 # compile the .mo files (committed, so a machine without gettext still serves translations).

@@ -6,6 +6,7 @@ import os
 
 from celery import Celery, Task
 from django.db import InterfaceError, OperationalError
+from kombu import Exchange, Queue
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "chronicle.settings")
@@ -30,6 +31,38 @@ class ReliableTask(Task):
 app = Celery("chronicle", task_cls=ReliableTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+if os.environ.get("CHRONICLE_BENCH_COUNT_PUBLISHED"):
+    # bench/org_pipeline.py counts the tasks a worker sends: one line per publish, appended
+    # (each write is atomic, so the prefork processes may share the file). Off unless set.
+    from celery.signals import before_task_publish
+
+    @before_task_publish.connect(weak=False)
+    def _count_published(**_kwargs: object) -> None:
+        with open(os.environ["CHRONICLE_BENCH_COUNT_PUBLISHED"], "a") as log:
+            log.write("1\n")
+
+
+# Three queues, so that hosts can be given work by kind (README, "Growing past one machine"):
+# the resolution's chunks can take a worker for minutes, and must not hold up a password reset
+# or the beat's one-minute sweeps behind them. Every queue is declared here, so a worker started
+# without -Q consumes all three (`make run`'s single worker, the tests' in-process workers).
+DEFAULT_QUEUE = "celery"
+PIPELINE_QUEUE = "pipeline"
+MAIL_QUEUE = "mail"
+QUEUES = (DEFAULT_QUEUE, PIPELINE_QUEUE, MAIL_QUEUE)
+app.conf.task_default_queue = DEFAULT_QUEUE
+# An exchange and routing key per queue, as Celery declares a queue it creates itself: Queue(name)
+# alone binds all three to the `celery` exchange under the one key `celery`.
+app.conf.task_queues = [Queue(name, Exchange(name), routing_key=name) for name in QUEUES]
+# By name, so that send_task (the services send by name after commit) is routed too. The rest
+# (the beat's sweepers, exports, imports) stays on the default queue.
+app.conf.task_routes = {
+    "downtimes.tasks.resolve_chunk": {"queue": PIPELINE_QUEUE},
+    "chronicle.tasks.send_mail_log": {"queue": MAIL_QUEUE},
+    "chronicle.tasks.send_password_reset": {"queue": MAIL_QUEUE},
+    "downtimes.tasks.send_cycle_summaries": {"queue": MAIL_QUEUE},
+}
 
 app.conf.beat_schedule = {
     "close-due-cycles": {

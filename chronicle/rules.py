@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
@@ -622,13 +623,19 @@ def house_rules_overrides(rules: HouseRules) -> dict[str, Any]:
     return changed
 
 
+@functools.lru_cache(maxsize=512)
+def _setting_names(function: Callable[..., object]) -> tuple[str, ...]:
+    """The house-rule settings `function` takes: a function's signature never changes, and
+    `inspect.signature` is slow enough to show in a resolution that asks once per subject."""
+    return tuple(
+        name
+        for name, parameter in inspect.signature(function).parameters.items()
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name in HOUSE_RULE_FIELDS
+    )
+
+
 def settings_for(function: Callable[..., object], house_rules: HouseRules) -> dict[str, Any]:
     """The chronicle's settings that `function` takes as keyword-only arguments: every rules
     function names its INTERPRETATION settings exactly as `HouseRules` does, so a service calls
     `rule(x, **settings_for(rule, chronicle.house_rules))` and never wires one by hand."""
-    parameters = inspect.signature(function).parameters
-    return {
-        name: getattr(house_rules, name)
-        for name, parameter in parameters.items()
-        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name in HOUSE_RULE_FIELDS
-    }
+    return {name: getattr(house_rules, name) for name in _setting_names(function)}

@@ -161,6 +161,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
+# A connection pooler between the processes and PostgreSQL (README, "Growing past one machine").
+# PgBouncer's transaction pooling hands each transaction whichever server session is free, so
+# nothing may outlive a transaction: no named (server-side) cursors, which QuerySet.iterator()
+# opens. Django already turns psycopg's prepared statements off; the time zone Django sets is a
+# parameter PgBouncer tracks per client. Session pooling (or none) needs nothing.
+DATABASE_POOLER = os.environ.get("DATABASE_POOLER", "").strip().lower()
+if DATABASE_POOLER == "transaction":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+elif DATABASE_POOLER not in ("", "session"):
+    raise ImproperlyConfigured(
+        f"DATABASE_POOLER must be empty, 'session' or 'transaction', not {DATABASE_POOLER!r}"
+    )
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -181,6 +181,8 @@ class DeskItem(models.Model):
         indexes = [
             models.Index(fields=["cycle", "status"]),
             models.Index(fields=["cycle", "kind"]),
+            # The desk reads a cycle's first 50 items in this order and stops (issue 15).
+            models.Index(fields=["cycle", "created_at", "id"], name="desk_item_queue_order"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["character", "key"], name="desk_item_key"),
@@ -271,6 +273,9 @@ class ResolutionRun(models.Model):
     )
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The vote awards (`votes.AwardTally.to_json()`), counted once when the run starts: every
+    # awards chunk reads them here instead of counting every ballot of the cycle again.
+    tally = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         ordering = ["cycle", "number"]
@@ -367,6 +372,10 @@ class Outcome(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["cycle", "step", "subject"], name="outcome_once"),
         ]
+        # The notifications step reads a chunk's players' outcomes through this index, and
+        # those naming their characters in `readers` through a GIN index on it, which only
+        # PostgreSQL has (created by migration 0005 there, so not declared here).
+        indexes = [models.Index(fields=["cycle", "player"], name="outcome_cycle_player")]
 
     def __str__(self) -> str:
         return f"{self.step} {self.subject}: {self.title}"

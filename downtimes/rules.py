@@ -127,10 +127,13 @@ def vote_tally(
     tally: dict[str, list[Standing]] = {}
     for category, counts in votes.items():
         ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        tally[category] = [
-            Standing(nominee, n, 1 + sum(1 for other in counts.values() if other > n))
-            for nominee, n in ordered
-        ]
+        standings: list[Standing] = []
+        # Rank = 1 + how many have more votes: in the sorted list that is the position of the
+        # first nominee with these votes (one pass: counting for each nominee was quadratic).
+        for position, (nominee, n) in enumerate(ordered):
+            rank = standings[-1].rank if standings and standings[-1].votes == n else position + 1
+            standings.append(Standing(nominee, n, rank))
+        tally[category] = standings
     return tally
 
 

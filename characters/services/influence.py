@@ -9,6 +9,7 @@ borrower may spend and take from the lender's.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -44,28 +45,51 @@ def influence_spent(*, character: Character | int, cycle: Cycle | int) -> dict[s
 
 
 def influence_loans(
-    *, character: Character | int, cycle: Cycle | int
+    *,
+    character: Character | int,
+    cycle: Cycle | int,
+    loans: Iterable[InfluenceLoan] | None = None,
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """INF-03: (borrowed, lent) points of each type in the cycle, confirmed loans only."""
+    """INF-03: (borrowed, lent) points of each type in the cycle, confirmed loans only.
+
+    `loans`: the cycle's loans the character borrows or lends, when a page has read them
+    already (for its own lists); the same ones are counted."""
     borrowed = dict.fromkeys(rules.INFLUENCE_TYPES, 0)
     lent = dict.fromkeys(rules.INFLUENCE_TYPES, 0)
-    loans = InfluenceLoan.objects.filter(
-        Q(borrower=character) | Q(lender=character),
-        cycle=cycle,
-        confirmed_at__isnull=False,
-        withdrawn_at__isnull=True,
-    ).values_list("borrower_id", "influence", "points")
     character_id = character if isinstance(character, int) else character.pk
-    for borrower_id, influence, points in loans:
+    rows: Iterable[tuple[int, str, int]]
+    if loans is None:
+        rows = InfluenceLoan.objects.filter(
+            Q(borrower=character) | Q(lender=character),
+            cycle=cycle,
+            confirmed_at__isnull=False,
+            withdrawn_at__isnull=True,
+        ).values_list("borrower_id", "influence", "points")
+    else:
+        cycle_id = cycle if isinstance(cycle, int) else cycle.pk
+        rows = [
+            (loan.borrower_id, loan.influence, loan.points)
+            for loan in loans
+            if loan.cycle_id == cycle_id
+            and character_id in (loan.borrower_id, loan.lender_id)
+            and loan.confirmed_at is not None
+            and loan.withdrawn_at is None
+        ]
+    for borrower_id, influence, points in rows:
         (borrowed if borrower_id == character_id else lent)[influence] += points
     return borrowed, lent
 
 
-def influence_left(*, character: Character, cycle: Cycle | int) -> dict[str, int]:
+def influence_left(
+    *,
+    character: Character,
+    cycle: Cycle | int,
+    loans: Iterable[InfluenceLoan] | None = None,
+) -> dict[str, int]:
     """INF-03: what the character may still spend of each type this cycle, counting what it
-    borrowed and lent."""
+    borrowed and lent (`loans` as `influence_loans` takes them)."""
     spent = influence_spent(character=character, cycle=cycle)
-    borrowed, lent = influence_loans(character=character, cycle=cycle)
+    borrowed, lent = influence_loans(character=character, cycle=cycle, loans=loans)
     return {
         name: rules.influence_available(
             rating=rating, spent=spent[name], borrowed=borrowed[name], lent=lent[name]

@@ -25,12 +25,23 @@ from chronicle import access as chronicle_access
 from chronicle.views import chronicle_page
 
 from ..access import characters_visible_to
-from ..forms.roster import RosterFilterForm, VolunteerForm
+from ..forms.roster import FILTER_CHOICES, RosterFilterForm, VolunteerForm
 from ..models import NpcVolunteer, Status
 from ..services import records
 from ..services.ledger import xp_balances
 
 PAGE_SIZE = 50
+ROW_FIELDS = (
+    "name",
+    "chronicle_id",
+    "player_id",
+    "player__username",
+    "creature",
+    "clan",
+    "sect",
+    "status",
+    "approval",
+)
 
 
 class HtmxHttpRequest(HttpRequest):
@@ -46,14 +57,33 @@ def character_list(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     filters.pop("page", None)
     form = RosterFilterForm(filters or None)
     valid = form.is_valid() if form.is_bound else True
-    characters = form.apply(visible).select_related("player").order_by("name", "pk")
+    characters = (
+        form.apply(visible)
+        .select_related("player")
+        # The columns the table shows: a character row carries its whole creation record.
+        .only(*ROW_FIELDS)
+        .order_by("name", "pk")
+    )
     page = Paginator(characters, PAGE_SIZE).get_page(request.GET.get("page"))
     balances = xp_balances(
         chronicle=membership.chronicle,
         player_ids=sorted({c.player_id for c in page.object_list if c.player_id is not None}),
     )
+    # Each choice's words once per page: `get_FOO_display` translates every choice of its
+    # field again for each row.
+    labels = {
+        name: {value: str(label) for value, label in choices}
+        for name, choices in FILTER_CHOICES.items()
+    }
     rows = [
-        {"character": character, "xp": balances.get(character.player_id or 0)}
+        {
+            "character": character,
+            "xp": balances.get(character.player_id or 0),
+            **{
+                name: labels[name].get(getattr(character, name), getattr(character, name))
+                for name in labels
+            },
+        }
         for character in page.object_list
     ]
     context: dict[str, Any] = {

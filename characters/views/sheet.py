@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from chronicle import access as chronicle_access
+from chronicle.forms.widgets import long_select
 from chronicle.pdf import pdf_filename, pdf_response
 from chronicle.views import chronicle_page
 
@@ -22,6 +23,9 @@ def character_sheet(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     character = access.character_for(membership, pk)
     sheet = selectors.sheet_for(character=character, membership=membership)
     form = PurchaseForm(character=character, membership=membership)
+    if "teacher" in form.fields:
+        # The storytellers' teacher select lists every character of the chronicle.
+        long_select(form.fields["teacher"])
     return chronicle_page(request, "characters/sheet.html", membership, sheet=sheet, form=form)
 
 

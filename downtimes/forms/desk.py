@@ -187,11 +187,24 @@ class BulkApproveForm(forms.Form):
 
 
 class ReminderForm(forms.Form):
-    characters = forms.TypedMultipleChoiceField(coerce=int, choices=[])
+    """Who to remind: `characters` among those waiting, or `everyone` waiting when the form
+    is sent (the desk's button: it shows only the first names, so it cannot list them all)."""
+
+    characters = forms.TypedMultipleChoiceField(coerce=int, choices=[], required=False)
+    everyone = forms.BooleanField(required=False)
 
     def __init__(self, *args: Any, waiting: list[Character], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.waiting = waiting
         self.fields["characters"].choices = [(c.pk, c.name) for c in waiting]  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("everyone"):
+            data["characters"] = [c.pk for c in self.waiting]
+        if not data.get("characters") and not self.has_error("characters"):
+            raise forms.ValidationError(_("Pick who to remind."), code="required")
+        return data
 
 
 class AtGameRequestForm(forms.Form):

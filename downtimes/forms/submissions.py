@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -13,6 +15,7 @@ from characters import rules as character_rules
 from characters.forms.purchases import PurchaseForm
 from characters.models import INFLUENCE_CHOICES as CHARACTER_INFLUENCE_CHOICES
 from characters.models import Character
+from chronicle.forms.widgets import LongSelect, PairedChoices, long_select
 from havens.models import Structure
 
 from .. import rules
@@ -23,6 +26,43 @@ from ..services.votes_cast import Cast
 # The influence types in words (characters.models labels them, translated).
 INFLUENCE_CHOICES = list(CHARACTER_INFLUENCE_CHOICES)
 TEXTAREA = {"rows": 3}
+
+
+class BallotChoices(PairedChoices):
+    """A ballot's nominees, shared by the categories of one kind: their options are written
+    once per page, not once per ballot (five ballots of a 300-name cast)."""
+
+    def __init__(self, choices: list[tuple[Any, Any]]) -> None:
+        super().__init__(choices)
+        self.options: str | None = None
+
+
+class BallotSelect(LongSelect):
+    """`LongSelect`'s HTML, the options of `BallotChoices` written once and the pick marked
+    in a copy (values are unique ids, labels escaped: the value's tag occurs once)."""
+
+    def render(
+        self,
+        name: str,
+        value: Any,
+        attrs: dict[str, Any] | None = None,
+        renderer: Any = None,
+    ) -> SafeString:
+        choices = self.choices
+        if not isinstance(choices, BallotChoices):
+            return super().render(name, value, attrs, renderer)
+        if choices.options is None:
+            # An empty list of values marks no option: the template of every option.
+            choices.options = LongSelect(choices=choices).render(name, [], renderer=renderer)
+        html_ = choices.options
+        for chosen in self.format_value(value):
+            tag = f'<option value="{html.escape(chosen)}">'
+            html_ = html_.replace(tag, tag[:-1] + " selected>", 1)
+        # The attributes as LongSelect writes them: the template's `<select name=...>` head
+        # is swapped for this field's own.
+        head = LongSelect(attrs=self.attrs).render(name, None, attrs, renderer).split(">", 1)[0]
+        # Every part was escaped by LongSelect.
+        return mark_safe(head + html_[html_.index(">") :])
 
 
 def _plain_label(label: Any) -> Any:
@@ -43,6 +83,12 @@ def plain(form: forms.Form) -> None:
         if isinstance(field, forms.ChoiceField) and not isinstance(field, forms.ModelChoiceField):
             choices: list[tuple[Any, Any]] = list(field.choices)  # type: ignore[arg-type]
             field.choices = [(value, _plain_label(label)) for value, label in choices]
+            grouped = any(isinstance(label, list | tuple) for _value, label in choices)
+        else:
+            grouped = False
+        # Selects written in Python: the page has five forms of them (LongSelect's docstring).
+        if type(field.widget) is forms.Select and not grouped:
+            long_select(field)
 
 
 class TextsForm(forms.Form):
@@ -204,15 +250,24 @@ class VotesForm(forms.Form):
     def __init__(self, *args: Any, cast: Cast, voter_id: int | None, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "vote_%s")
         super().__init__(*args, **kwargs)
+        # One list per kind of nominee (characters, players), shared by its categories.
+        offered: dict[bool, BallotChoices] = {}
         for category in rules.CATEGORIES:
             in_character = category in rules.IN_CHARACTER_CATEGORIES
-            offered = cast.offered(category, voter_id)
+            if in_character not in offered:
+                offered[in_character] = BallotChoices(
+                    [
+                        ("", _("No vote")),
+                        *((n.id, n.name) for n in cast.offered(category, voter_id)),
+                    ]
+                )
             self.fields[category] = forms.TypedChoiceField(
                 label=self.LABELS.get(category, category),
-                choices=[("", _("No vote")), *((n.id, n.name) for n in offered)],
+                choices=offered[in_character],
                 coerce=int,
                 empty_value=None,
                 required=False,
+                widget=BallotSelect,
                 help_text=(
                     _("A character who was at game %(number)s.")
                     if in_character

@@ -11,11 +11,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Window
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
@@ -54,16 +55,25 @@ PURCHASE_DECISIONS = (DeskStatus.APPROVED, DeskStatus.REJECTED)
 DESCRIPTION_MAX = 4000
 
 
+# What a row of the desk's list shows (templates/downtimes/desk_results.html).
+ROW_FIELDS = (
+    *("cycle_id", "kind", "influence", "points", "action", "power", "description", "status"),
+    *("target_name", "target_text", "purchase_id", "requested_at", "withdrawn_at"),
+    *("created_at", "released_at", "version"),
+    *("character__name", "assignee__username", "target_character__name"),
+    *("target_structure__name", "lender__name"),
+)
+
+
 def desk_items(*, cycle: Cycle | int) -> QuerySet[DeskItem]:
-    """Every item of the cycle with what a desk row shows, in one query."""
-    return DeskItem.objects.filter(cycle=cycle).select_related(
-        "character",
-        "character__player",
-        "assignee",
-        "target_character",
-        "target_structure",
-        "lender",
-        "recorded_by",
+    """Every item of the cycle with what a desk row shows, in one query. Only what a row
+    shows is joined and read (the open item reads its own): PostgreSQL plans each join added
+    to the page's query (with nine tables planning took longer than reading the page), and a
+    whole character is some forty columns, four times a row."""
+    return (
+        DeskItem.objects.filter(cycle=cycle)
+        .select_related("character", "assignee", "target_character", "target_structure", "lender")
+        .only(*ROW_FIELDS)
     )
 
 
@@ -309,6 +319,24 @@ def not_submitted(*, cycle: Cycle) -> QuerySet[Character]:
         .select_related("player")
         .order_by("name", "pk")
     )
+
+
+# The desk names this many of those who have not submitted, and counts the rest: a list of
+# 300 names is not read, and cost more to draw than the rest of the page.
+WAITING_SHOWN = 50
+
+
+def not_submitted_sample(
+    *, cycle: Cycle, limit: int = WAITING_SHOWN
+) -> tuple[list[dict[str, Any]], int]:
+    """The names (`name`, `player__username`) of the first `limit` of `not_submitted` and
+    how many there are in all, in one query: the total rides on each row as a window count."""
+    rows = list(
+        not_submitted(cycle=cycle)
+        .annotate(total=Window(Count("pk")))
+        .values("name", "player__username", "total")[:limit]
+    )
+    return rows, (rows[0]["total"] if rows else 0)
 
 
 def _reminder_subject(character: Character) -> str:

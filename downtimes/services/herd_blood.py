@@ -3,10 +3,10 @@ gives points × the chronicle's `herd_yield` (3, lowered by the storytellers aft
 breaches) as stored blood, above the normal pool, once the cycle is released.
 
 `herd_blood` computes the preview (one query per chunk); `herd_blood_release` applies the
-previewed outcomes in the release (one INSERT for the cycle). The release runs once per cycle
-(its row lock and status guard), and checks again before it applies that the preview still
-matches the desk and the settings (`pipeline.RECHECKED_STEPS`), so each spend gives its blood
-exactly once and exactly as the storytellers reviewed it.
+previewed outcomes in the release (a read and an INSERT per page of outcomes). The release runs
+once per cycle (its row lock and status guard), and checks again before it applies that the
+preview still matches the desk and the settings (`pipeline.RECHECKED_STEPS`), so each spend
+gives its blood exactly once and exactly as the storytellers reviewed it.
 
 Which spends count: the influence actions "Herd blood" of a submitted downtime (DT-01: a draft
 never submitted counts as no downtime), not withdrawn and not rejected by the storytellers. A
@@ -58,16 +58,15 @@ def herd_blood(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome
         .select_related("character")
         .order_by("character_id", "created_at", "pk")
     )
+    # Once per chunk, not per spend.
+    yield_settings = settings_for(character_rules.herd_blood_yield, house)
+    stored_settings = settings_for(character_rules.herd_blood_stored, house)
     outcomes = []
     for item in items:
         character = item.character
         clan = character.clan or None
-        blood = character_rules.herd_blood_yield(
-            item.points, clan=clan, **settings_for(character_rules.herd_blood_yield, house)
-        )
-        kept = character_rules.herd_blood_stored(
-            item.points, clan=clan, **settings_for(character_rules.herd_blood_stored, house)
-        )
+        blood = character_rules.herd_blood_yield(item.points, clan=clan, **yield_settings)
+        kept = character_rules.herd_blood_stored(item.points, clan=clan, **stored_settings)
         names = {"name": character.name, "points": item.points, "blood": blood}
         if kept:
             explanation = phrase(
@@ -123,13 +122,25 @@ def herd_blood(cycle: Cycle, lo: int, hi: int, now: dt.datetime) -> list[Outcome
     return outcomes
 
 
-def herd_blood_release(*, cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> int:
+def herd_blood_release(*, cycle: Cycle, now: dt.datetime, page: int = 500) -> int:
     """BLD-04: store the blood of the previewed Herd outcomes (called by the release, once per
-    cycle). Returns the points stored."""
-    blood = [
-        (o.character_id, int(o.value.get("stored", 0)))
-        for o in outcomes
-        if o.step == STEP and o.character_id is not None
-    ]
-    herd_blood_store(cycle=cycle, chronicle=cycle.chronicle, blood=blood, now=now)
-    return sum(points for _, points in blood)
+    cycle), `page` outcomes at a time in the preview's order, reading only the two columns it
+    needs. Returns the points stored."""
+    stored = 0
+    after = ""
+    while True:
+        rows = list(
+            Outcome.objects.filter(
+                cycle=cycle, step=STEP, character_id__isnull=False, subject__gt=after
+            )
+            .order_by("subject")
+            .values_list("subject", "character_id", "value")[:page]
+        )
+        if not rows:
+            return stored
+        after = rows[-1][0]
+        blood = [(character_id, int(value.get("stored", 0))) for _, character_id, value in rows]
+        herd_blood_store(cycle=cycle, chronicle=cycle.chronicle, blood=blood, now=now)
+        stored += sum(points for _, points in blood)
+        if len(rows) < page:
+            return stored

@@ -5,6 +5,7 @@ player confirms from their own downtime, under the lender's row lock."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -81,8 +82,20 @@ def loan_request(
     return loan
 
 
-def loans_to_confirm(*, character: Character, cycle: Cycle) -> list[InfluenceLoan]:
-    """The loans others asked of this character that it has not confirmed yet."""
+def loans_to_confirm(
+    *, character: Character, cycle: Cycle, loans: Iterable[InfluenceLoan] | None = None
+) -> list[InfluenceLoan]:
+    """The loans others asked of this character that it has not confirmed yet; from `loans`
+    (the cycle's loans it borrows or lends, their borrowers joined) when a page read them."""
+    if loans is not None:
+        return [
+            loan
+            for loan in loans
+            if loan.cycle_id == cycle.pk
+            and loan.lender_id == character.pk
+            and loan.confirmed_at is None
+            and loan.withdrawn_at is None
+        ]
     return list(
         InfluenceLoan.objects.filter(
             cycle=cycle, lender=character, confirmed_at__isnull=True, withdrawn_at__isnull=True

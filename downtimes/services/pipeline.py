@@ -16,11 +16,10 @@ Exactly once, whatever happens:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 import os
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -34,36 +33,35 @@ from django.utils import timezone
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, ngettext
 
-from characters.models import Character, InfluenceSpend, SpendMoment, XpEntry, XpKind
-from characters.services.sweepers import torpor_holds_sweep
+from characters.models import Character
 from chronicle.models import Cycle, CycleStatus, CycleTransition, Membership
 
-from .. import ledger_words
 from ..models import (
     ChunkStatus,
     Outcome,
     OutcomeOverride,
-    OutcomeReader,
     ResolutionRun,
     RunStatus,
     StepChunk,
 )
-from .desk import desk_release, staff_of
+from .desk import staff_of
 from .enqueue import send_after_commit
-from .herd_blood import herd_blood_release
 from .release import effective_xp as effective_xp  # the views' and the API's, as before
-from .release import (
-    release_check_unfinished,
-    release_entry_key,
-    release_unfinished,
-    release_xp_lines,
-    xp_statement,
-)
-from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS, reader_players
-from .summaries import SUMMARY_TASK, _summaries_queue, _summaries_sweep
+from .release import xp_statement
+from .release_apply import HAVEN_STEPS as HAVEN_STEPS  # moved (issue 15); callers unchanged
+from .release_apply import RECHECKED_STEPS as RECHECKED_STEPS
+from .release_apply import PreviewChanged as PreviewChanged
+from .release_apply import ReleasePlan as ReleasePlan
+from .release_apply import cycle_release as cycle_release
+from .release_apply import release_key as release_key
+from .release_apply import release_plan as release_plan
+from .steps import OUTCOME_POSITION, STEP_BY_NAME, STEPS
+from .summaries import SUMMARY_TASK as SUMMARY_TASK  # the tests', as before
+from .summaries import _summaries_sweep
 from .summaries import public_line as public_line  # the views', the API's and the tasks', as before
 from .summaries import summaries_pending as summaries_pending
 from .summaries import summaries_send as summaries_send
+from .votes import award_tally
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +189,13 @@ def cycle_resolve(
     number = (ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0) + 1
     size = int(getattr(settings, "CHRONICLE_PIPELINE_CHUNK_SIZE", 500))
     run = ResolutionRun.objects.create(
-        cycle=cycle, number=number, chunk_size=size, started_by=by, started_at=now
+        cycle=cycle,
+        number=number,
+        chunk_size=size,
+        started_by=by,
+        started_at=now,
+        # Once per run: the ballots are the cycle's, not a chunk's (closed, so they are locked).
+        tally=award_tally(cycle).to_json(),
     )
     plan = _plan(cycle, size)
     chunks = [
@@ -319,6 +323,7 @@ def chunk_run(*, chunk_id: int, now: dt.datetime | None = None) -> bool:
             if chunk is None or not _share_run(chunk.run_id):
                 return False
             cycle = chunk.run.cycle
+            # The awards step reads the run's tally, counted once in `cycle_resolve`.
             outcomes = STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now)
             for outcome in outcomes:
                 outcome.cycle = cycle
@@ -583,225 +588,6 @@ def outcome_override_remove(*, outcome: Outcome, by: User) -> bool:
         cycle=cycle, step=outcome.step, subject=outcome.subject
     ).delete()
     return bool(deleted)
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What the release will do, for the confirmation the ST reads before it."""
-
-    xp_entries: int
-    xp_total: Decimal
-    players: int
-    haven_outcomes: int
-    overrides: int
-    outcomes: int
-
-
-HAVEN_STEPS = {name for name, _ in STEP_BY_NAME["havens"].parts}
-
-
-def release_plan(*, cycle: Cycle) -> ReleasePlan:
-    outcomes = list(Outcome.objects.filter(cycle=cycle).only("step", "subject", "xp", "player_id"))
-    overrides = overrides_for(cycle=cycle)
-    # The same entries as the release writes and the XP report lists (release.py).
-    paid = [line.xp for line in release_xp_lines(outcomes, overrides)]
-    return ReleasePlan(
-        xp_entries=len(paid),
-        xp_total=sum(paid, Decimal(0)),
-        players=len({o.player_id for o in outcomes if o.player_id and o.step == "notifications"}),
-        haven_outcomes=sum(1 for o in outcomes if o.step in HAVEN_STEPS),
-        # An override whose outcome a re-resolution dropped applies to nothing.
-        overrides=len(overrides.keys() & {(o.step, o.subject) for o in outcomes}),
-        outcomes=len(outcomes),
-    )
-
-
-def release_key(*, cycle: Cycle, plan: ReleasePlan | None = None) -> tuple[int, str]:
-    """What a release confirmation was read from: the latest run's number, and a digest of the
-    plan's figures and of the overrides' last change (a changed XP or search result changes
-    it). A release naming another key was confirmed for another preview."""
-    plan = plan or release_plan(cycle=cycle)
-    run = ResolutionRun.objects.filter(cycle=cycle).aggregate(n=Max("number"))["n"] or 0
-    changed = OutcomeOverride.objects.filter(cycle=cycle).aggregate(at=Max("at"))["at"]
-    figures = (
-        f"{run}|{plan.outcomes}|{plan.xp_entries}|{plan.xp_total}|{plan.players}|"
-        f"{plan.haven_outcomes}|{plan.overrides}|{changed.isoformat() if changed else ''}"
-    )
-    return run, hashlib.sha256(figures.encode()).hexdigest()[:32]
-
-
-class PreviewChanged(ValidationError):
-    """The release was confirmed for another preview than the one about to be applied."""
-
-
-# --- Release ---------------------------------------------------------------------------------
-
-
-def _stale_preview(what: str) -> ValidationError:
-    return ValidationError(
-        gettext(
-            "Something changed since the preview was computed (%(what)s); resolve the cycle "
-            "again and review the new preview before releasing."
-        )
-        % {"what": what}
-    )
-
-
-# Herd blood (BLD-04) too: a desk item rejected or a yield lowered after the preview.
-RECHECKED_STEPS = ("no_downtime", "herd_blood", "awards")
-
-
-def _recheck(cycle: Cycle, outcomes: list[Outcome], now: dt.datetime) -> None:
-    """What the awards and the no-downtime defaults pay can change after the preview (a
-    report picked or unpicked, the sign-in sheet, an at-game spend): compute those steps
-    again with the run's chunks and refuse a release that would pay anything but what the
-    STs reviewed. A step's error (a ballot the rules refuse) blocks the release too."""
-    for o in outcomes:
-        if "error" in o.value:
-            raise ValidationError(
-                gettext("%(title)s: %(error)s Fix it and resolve again.")
-                % {"title": o.localized_title, "error": o.value["error"]}
-            )
-    run = (
-        ResolutionRun.objects.filter(cycle=cycle, status=RunStatus.DONE).order_by("-number").first()
-    )
-    if run is None:
-        raise _stale_preview(gettext("no finished resolution"))
-
-    def key(o: Outcome) -> tuple[str | None, Any]:
-        return (None if o.xp is None else str(_quantized(o.xp)), o.value)
-
-    fresh: dict[tuple[str, str], tuple[Outcome, tuple[str | None, Any]]] = {}
-    for chunk in StepChunk.objects.filter(run=run, step__in=RECHECKED_STEPS).order_by("pk"):
-        for o in STEP_BY_NAME[chunk.step].compute(cycle, chunk.lo, chunk.hi, now):
-            fresh[o.step, o.subject] = (o, key(o))
-    previewed = {(o.step, o.subject): (o, key(o)) for o in outcomes if o.step in RECHECKED_STEPS}
-    for subject in sorted(set(fresh) | set(previewed)):
-        was, now_is = previewed.get(subject), fresh.get(subject)
-        if was is None or now_is is None or was[1] != now_is[1]:
-            title = (was or now_is)[0].localized_title  # type: ignore[index]
-            raise _stale_preview(f"“{title}”")
-
-
-def _quantized(xp: Decimal) -> Decimal:
-    return Decimal(xp).quantize(Decimal("0.1"))
-
-
-@transaction.atomic
-def cycle_release(
-    *,
-    cycle: Cycle,
-    by: User | None,
-    expected_key: tuple[int, str] | None = None,
-    confirmed_unfinished: Collection[str] | None = None,
-    now: dt.datetime | None = None,
-) -> bool:
-    """Apply the reviewed preview in one transaction: haven changes (checked against the
-    preview), search overrides, influence cashed in, XP ledger entries (overrides included),
-    torpor holds ended; publish results; queue one summary e-mail per player. Releasing twice
-    does nothing the second time (False). `expected_key` (from `release_key`) is what the ST
-    confirmed; another preview is refused with `PreviewChanged`. Unfinished work (desk items,
-    purchases waiting) is refused unless each group is in `confirmed_unfinished`, and always
-    under the house rule DT-REL (`release.release_check_unfinished`)."""
-    from .haven_steps import havens_apply
-
-    now = _now(now)
-    cycle = _lock_cycle(cycle)
-    _require_staff(cycle, by)
-    if cycle.status == CycleStatus.RELEASED:
-        return False
-    if cycle.status != CycleStatus.RESOLVED:
-        raise ValidationError(
-            gettext(
-                "There is no finished preview to release: close the cycle and resolve it first."
-            )
-        )
-    # Checked under the cycle's lock: an override saved by another ST after the confirmation
-    # was read must not be released unseen.
-    if expected_key is not None and release_key(cycle=cycle) != tuple(expected_key):
-        raise PreviewChanged(
-            gettext(
-                "The preview changed since this confirmation was shown: read what the release "
-                "will do again before releasing."
-            )
-        )
-    release_check_unfinished(
-        cycle=cycle, groups=release_unfinished(cycle=cycle), confirmed=confirmed_unfinished
-    )
-    outcomes = list(outcomes_for(cycle=cycle))
-    overrides = overrides_for(cycle=cycle)
-    # Havens: apply for real and compare with what the STs reviewed.
-    applied = havens_apply(cycle=cycle, now=now, overrides=overrides)
-    previewed = {(o.step, o.subject): o.value for o in outcomes if o.step in HAVEN_STEPS}
-    now_values = {(o.step, o.subject): o.value for o in applied}
-    if previewed != now_values:
-        raise _stale_preview(gettext("the havens"))
-    _recheck(cycle, outcomes, now)
-
-    spends = [
-        InfluenceSpend(
-            character_id=o.character_id,
-            cycle=cycle,
-            influence=name,
-            points=points,
-            moment=SpendMoment.DOWNTIME,
-            reason=ledger_words.CASHED_IN,
-            key=f"cycle:{cycle.pk}:cash-in:{name}",
-            actor=by,
-            created_at=now,
-        )
-        for o in outcomes
-        if o.step == "no_downtime" and o.subject.startswith("cash-in:") and o.character_id
-        for name, points in o.value.get("cash_in", {}).items()
-    ]
-    InfluenceSpend.objects.bulk_create(spends, ignore_conflicts=True, batch_size=500)
-
-    entries = [
-        XpEntry(
-            chronicle_id=cycle.chronicle_id,
-            player_id=player_id,
-            character_id=o.character_id,
-            amount=xp,
-            kind=XpKind.AWARD,
-            reason=o.title[:300],
-            cycle=cycle,
-            key=release_entry_key(cycle, o),
-            actor=by,
-            created_at=now,
-        )
-        for o, xp, player_id in release_xp_lines(outcomes, overrides)
-    ]
-    XpEntry.objects.bulk_create(entries, ignore_conflicts=True, batch_size=500)
-
-    # BLD-04: Herd spent for blood becomes stored blood (once: this runs once per cycle).
-    herd_blood_release(cycle=cycle, outcomes=outcomes, now=now)
-    torpor_holds_sweep(now=now)
-    desk_release(cycle=cycle, by=by, now=now)
-
-    # Who reads what: the outcome's player and the players of its readers.
-    reader_ids = {pk for o in outcomes for pk in o.readers}
-    player_of = dict(
-        Character.objects.filter(pk__in=reader_ids, player__isnull=False).values_list(
-            "pk", "player_id"
-        )
-    )
-    readers = {
-        (o.pk, player)
-        for o in outcomes
-        if o.public_text
-        for player in reader_players(o.player_id, o.readers, player_of)
-    }
-    OutcomeReader.objects.bulk_create(
-        [OutcomeReader(outcome_id=o, player_id=p) for o, p in readers],
-        ignore_conflicts=True,
-        batch_size=1000,
-    )
-    _summaries_queue(cycle, outcomes, overrides, readers, now)
-
-    Cycle.objects.filter(pk=cycle.pk).update(status=CycleStatus.RELEASED, released_at=now)
-    _transition(cycle, CycleStatus.RELEASED, now, by)
-    send_after_commit(SUMMARY_TASK, cycle.pk)
-    return True
 
 
 @transaction.atomic

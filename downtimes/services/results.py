@@ -122,11 +122,20 @@ def _action(item: DeskItem) -> ActionResult:
     )
 
 
-def released_actions(*, cycle: Cycle) -> dict[int, list[ActionResult]]:
+def released_actions(
+    *, cycle: Cycle, players: tuple[int | None, int | None] = (None, None)
+) -> dict[int, list[ActionResult]]:
     """Player id -> the released results of their characters' actions in `cycle` (one
-    query): what the summary e-mail adds to the outcomes."""
+    query): what the summary e-mail adds to the outcomes. `players` bounds the player ids
+    (None: no bound), for the release's summaries written one page of players at a time."""
+    lo, hi = players
+    items = DeskItem.objects.filter(cycle=cycle)
+    if lo is not None:
+        items = items.filter(character__player_id__gte=lo)
+    if hi is not None:
+        items = items.filter(character__player_id__lte=hi)
     out: dict[int, list[ActionResult]] = defaultdict(list)
-    for item in _released_items(DeskItem.objects.filter(cycle=cycle)):
+    for item in _released_items(items):
         if item.character.player_id is not None:
             out[item.character.player_id].append(_action(item))
     return out

@@ -313,6 +313,118 @@ def tally_for(*, cycle: Cycle) -> Tally:
     )
 
 
+# --- The awards alone, once per run ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AwardLine:
+    """One vote award as the awards step pays it: DT-04 is checked there, with the chunk's
+    sign-in sheet."""
+
+    player: str  # a player id (an NPC's win pays no one and is left out)
+    name: str
+    xp: Decimal
+    categories: tuple[str, ...]  # rules.CATEGORIES codes, in rules.CATEGORIES order
+
+
+@dataclass(frozen=True)
+class AwardTally:
+    """What the awards step needs of the tally (DT-06..08), computed once per resolution run
+    and stored on it (`ResolutionRun.tally`), so that each chunk reads it instead of counting
+    every ballot of the cycle again."""
+
+    awards: tuple[AwardLine, ...] = ()
+    error: str = ""  # a stored ballot the rules refuse: no award can be computed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "awards": [
+                {
+                    "player": a.player,
+                    "name": a.name,
+                    "xp": str(a.xp),
+                    "categories": list(a.categories),
+                }
+                for a in self.awards
+            ],
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AwardTally:
+        return cls(
+            awards=tuple(
+                AwardLine(
+                    player=str(a["player"]),
+                    name=a["name"],
+                    xp=Decimal(a["xp"]),
+                    categories=tuple(a["categories"]),
+                )
+                for a in data.get("awards", [])
+            ),
+            error=data.get("error", ""),
+        )
+
+
+def award_tally(cycle: Cycle) -> AwardTally:
+    """The vote awards of the cycle (DT-07/08) with the categories each winner won and their
+    name, as `tally_for` gives them, without what only the tally page shows (standings for
+    display, the top two to announce, the sign-in sheet). One query."""
+    rows = _vote_rows(cycle)
+    ballots, player_of = _ballots(rows)
+    house = cycle.chronicle.house_rules_for(cycle)  # GEN-05: this cycle's game
+    try:
+        tally = rules.vote_tally(
+            ballots, player_of=player_of, **settings_for(rules.vote_tally, house)
+        )
+        awards = rules.vote_awards(
+            ballots, player_of=player_of, **settings_for(rules.vote_awards, house)
+        )
+    except ValueError as exc:
+        return AwardTally(error=str(exc))
+    won_by: dict[str, list[str]] = defaultdict(list)
+    for category in rules.CATEGORIES:
+        in_character = category in rules.IN_CHARACTER_CATEGORIES
+        for s in tally[category]:
+            if s.rank <= rules.WINNING_PLACES[category]:
+                won_by[player_of[s.nominee] if in_character else s.nominee].append(category)
+    names = _player_names(rows)
+    return AwardTally(
+        awards=tuple(
+            AwardLine(
+                player=player,
+                name=names.get(player, "?"),
+                xp=Decimal(xp),
+                categories=tuple(won_by[player]),
+            )
+            for player, xp in awards.items()
+            # An NPC's win pays no one: there is no player behind it.
+            if not player.startswith(NPC_PREFIX)
+        )
+    )
+
+
+def _player_names(rows: list[dict[str, Any]]) -> dict[str, str]:
+    """Player id → the name shown for them: every nominated player, and every player behind a
+    nominated character."""
+    players: dict[str, str] = {}
+    for row in rows:
+        if row["nominee_character_id"] is not None:
+            if row["nominee_character__player_id"] is not None:
+                players[str(row["nominee_character__player_id"])] = _person(
+                    row["nominee_character__player__first_name"],
+                    row["nominee_character__player__last_name"],
+                    row["nominee_character__player__username"],
+                )
+        else:
+            players[str(row["nominee_player_id"])] = _person(
+                row["nominee_player__first_name"],
+                row["nominee_player__last_name"],
+                row["nominee_player__username"],
+            )
+    return players
+
+
 # --- Game-report picks (DT-05) ---------------------------------------------------------------
 
 

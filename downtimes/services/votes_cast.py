@@ -72,18 +72,23 @@ class Cast:
 def cast_for(cycle: Cycle) -> Cast:
     """The cast of the cycle's game, names sorted. Two queries, whatever the numbers."""
     attended = Attendance.objects.filter(game_id=cycle.game_id)
+    # Columns, not model instances: the whole sign-in sheet is read on every downtime page, and
+    # building 600 instances of a 300-player game cost more than the rest of the page's reads.
     players = [
-        Nominee(id=a.player_id, name=person_name(a.player), player_id=a.player_id)
-        for a in attended.select_related("player")
+        # `person_name` from its columns: `User.get_full_name()`, or the username.
+        Nominee(id=pk, name=f"{first} {last}".strip() or username, player_id=pk)
+        for pk, first, last, username in attended.values_list(
+            "player_id", "player__first_name", "player__last_name", "player__username"
+        )
     ]
     characters = [
-        Nominee(id=c.pk, name=c.name, player_id=c.player_id)
-        for c in Character.objects.filter(
+        Nominee(id=pk, name=name, player_id=player_id)
+        for pk, name, player_id in Character.objects.filter(
             chronicle_id=cycle.chronicle_id,
             status=Status.ACTIVE,
             approval=Approval.APPROVED,
             player_id__in=attended.values("player_id"),
-        ).only("pk", "name", "player_id")
+        ).values_list("pk", "name", "player_id")
     ]
     return Cast(
         game_number=cycle.game.number,
@@ -97,8 +102,19 @@ def cast_for(cycle: Cycle) -> Cast:
 
 def votes_prefetch() -> Prefetch:
     """For lists: each submission's votes with their nominees, in one query for all."""
+    # The nominees' names only: their whole character and user rows cost more than the rest.
     return Prefetch(
-        "votes", queryset=Vote.objects.select_related("nominee_character", "nominee_player")
+        "votes",
+        queryset=Vote.objects.select_related("nominee_character", "nominee_player").only(
+            "submission_id",
+            "category",
+            "nominee_character_id",
+            "nominee_player_id",
+            "nominee_character__name",
+            "nominee_player__first_name",
+            "nominee_player__last_name",
+            "nominee_player__username",
+        ),
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -73,13 +73,17 @@ def _own_character(membership: Membership, character_id: int) -> Character:
 
 
 def _submission(character: Character, cycle: Cycle) -> Submission | None:
-    return (
+    submission = (
         Submission.objects.filter(character=character, cycle=cycle)
-        .select_related("cycle", "cycle__chronicle", "character")
         # One query for its votes and their nominees: the ballot and its read-only view.
         .prefetch_related(services.votes_prefetch())
         .first()
     )
+    if submission is not None:
+        # Both are loaded already: joining them again would read their wide rows twice.
+        submission.cycle = cycle
+        submission.character = character
+    return submission
 
 
 def _context(membership: Membership, character: Character) -> dict[str, Any]:
@@ -129,9 +133,11 @@ def _by_kind(items: Iterable[DeskItem]) -> dict[str, list[DeskItem]]:
 
 
 def _structures_for_player(membership: Membership) -> QuerySet[Structure]:
-    own = havens_access.structures_visible_to(membership).values_list("pk", flat=True)
-    found = havens_access.finds_visible_to(membership).values_list("structure_id", flat=True)
-    return Structure.objects.filter(pk__in=[*own, *found]).order_by("name")
+    """The havens an action may target: the player's own and those they found, in one query
+    (subqueries, not lists read first)."""
+    own = havens_access.structures_visible_to(membership).values("pk")
+    found = havens_access.finds_visible_to(membership).values("structure_id")
+    return Structure.objects.filter(Q(pk__in=own) | Q(pk__in=found)).order_by("name")
 
 
 def _lenders(character: Character, cycle: Cycle) -> QuerySet[Character]:
@@ -168,7 +174,7 @@ def _render(
     picks: dict[str, int] = {}
     if submission is not None:
         items = list(
-            submission.items.select_related("target_structure", "lender", "purchase").order_by(
+            submission.items.select_related("target_structure", "lender").order_by(
                 "created_at", "pk"
             )
         )
@@ -207,6 +213,13 @@ def _render(
         }
     )
     labels = {name: str(label) for name, label in INFLUENCE_CHOICES}
+    # One read of the cycle's loans the character borrows or lends, in their order: the
+    # page's two lists and what is left to spend all come from it.
+    loans = list(
+        InfluenceLoan.objects.filter(
+            Q(borrower=character) | Q(lender=character), cycle=cycle
+        ).select_related("lender", "borrower")
+    )
     return chronicle_page(
         request,
         TEMPLATE,
@@ -215,12 +228,12 @@ def _render(
         items_of=_by_kind(items),
         influence_left=[
             (labels.get(name, name), n)
-            for name, n in services.influence_left(character=character, cycle=cycle).items()
+            for name, n in services.influence_left(
+                character=character, cycle=cycle, loans=loans
+            ).items()
         ],
-        loans_out=list(
-            InfluenceLoan.objects.filter(cycle=cycle, borrower=character).select_related("lender")
-        ),
-        loans_in=services.loans_to_confirm(character=character, cycle=cycle),
+        loans_out=[loan for loan in loans if loan.borrower_id == character.pk],
+        loans_in=services.loans_to_confirm(character=character, cycle=cycle, loans=loans),
         xp=services.xp_overview(character=character, chronicle=membership.chronicle),
         cast=cast,
         voter_attended=any(p.id == membership.user_id for p in cast.players),

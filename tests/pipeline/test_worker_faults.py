@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import datetime as dt
 import io
-import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import zoneinfo
 from collections.abc import Callable, Iterator
@@ -58,8 +56,21 @@ from downtimes.models import ChunkStatus, Outcome, ResolutionRun, RunStatus, Ste
 from downtimes.services import pipeline
 from havens.models import Find, Search, Structure
 
-from .demo_month import AFTER_DEADLINE, DemoMonth, build_month
 from .digest import digest, dump
+from .workers import (
+    RUN_DEADLINE,
+    State,
+    Worker,
+    assert_once,
+    assert_same,
+    closed_month,
+    database_url,
+    fault_free,
+    flush,
+    released,
+    run_done,
+    wait_for,
+)
 
 pytestmark = [
     pytest.mark.postgres,
@@ -67,150 +78,9 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-CHUNK_SIZE = 2
-WORKER_START = 60.0  # seconds for a worker process to report ready
-RUN_DEADLINE = 120.0  # seconds for a resolution to finish once nothing stops it
-WORKER_ARGS = [
-    "worker",
-    "-Q",
-    "celery",
-    "--without-mingle",
-    "--without-gossip",
-    "--concurrency=1",
-    "--loglevel=INFO",
-]
-# A worker with test settings set after Django starts (the pause of the pipeline's test hook,
-# or a naive task configuration); otherwise the same program as `celery -A chronicle worker`.
-TUNED_WORKER = """
-import json, os, sys
-import django
-django.setup()
-from django.conf import settings
-for name, value in json.loads(os.environ["H3_SETTINGS"]).items():
-    setattr(settings, name, value)
-from chronicle.celery import app
-import downtimes.tasks  # autodiscovery is lazy; the task must be registered to be tuned
-task = app.tasks["downtimes.tasks.resolve_chunk"]
-for name, value in json.loads(os.environ.get("H3_TASK_OPTIONS", "{}")).items():
-    setattr(task, name, value)
-print("resolve_chunk: acks_late", task.acks_late, "reject_on_worker_lost",
-      task.reject_on_worker_lost, flush=True)
-app.worker_main(sys.argv[1:])
-"""
+# The workers, the month and its digests: tests/pipeline/workers.py (fixtures in conftest.py).
 
-
-# --- The worker --------------------------------------------------------------------------------
-
-
-def _database_url() -> str:
-    """The test database (pytest-django's `test_...` name), as the worker must reach it."""
-    db = connection.settings_dict
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-class Worker:
-    """One worker process, with its log in `tmp_path`."""
-
-    def __init__(
-        self,
-        log: Path,
-        *,
-        broker: str,
-        tuned: dict[str, Any] | None = None,
-        task_options: dict[str, Any] | None = None,
-        pool: str = "solo",
-    ) -> None:
-        self.log = log
-        environment = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.settings",
-            "DATABASE_URL": _database_url(),
-            "CELERY_BROKER_URL": broker,
-            "CHRONICLE_PIPELINE_CHUNK_SIZE": str(CHUNK_SIZE),
-            "PYTHONPATH": str(ROOT),
-        }
-        args = [*WORKER_ARGS, f"--pool={pool}"]
-        if tuned is not None or task_options is not None:
-            environment["H3_SETTINGS"] = json.dumps(tuned or {})
-            environment["H3_TASK_OPTIONS"] = json.dumps(task_options or {})
-            command = [sys.executable, "-c", TUNED_WORKER, *args]
-        else:
-            command = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "chronicle", *args]
-        self.handle = log.open("w")
-        self.process = subprocess.Popen(
-            command, cwd=ROOT, env=environment, stdout=self.handle, stderr=subprocess.STDOUT
-        )
-        wait_for(self.ready, WORKER_START, f"worker ready (log: {log})")
-
-    def ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise AssertionError(f"The worker exited: {self.log.read_text()[-3000:]}")
-        return " ready." in self.log.read_text()
-
-    def kill(self) -> None:
-        """SIGKILL: no cleanup, no ack, no goodbye to the broker or the database."""
-        os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=30)
-
-    def children(self) -> list[int]:
-        """The pool's processes (prefork), from /proc."""
-        task_dir = Path(f"/proc/{self.process.pid}/task")
-        return [
-            int(pid)
-            for task in task_dir.iterdir()
-            for pid in (task / "children").read_text().split()
-        ]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        self.handle.close()
-
-
-def wait_for(condition: Callable[[], Any], seconds: float, what: str) -> Any:
-    """Poll `condition` until it gives something true, and return that; fail after `seconds`
-    (the worker runs on the wall clock)."""
-    deadline = time.monotonic() + seconds
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"Timed out after {seconds:.0f}s waiting for: {what}")
-        time.sleep(0.2)
-    return value
-
-
-@pytest.fixture
-def broker(redis_broker: str) -> Iterator[str]:
-    """The Redis db of this test run, emptied before and after: no message of an earlier test
-    (or of the inline run, which enqueues too) may reach the worker."""
-    import redis
-
-    client = redis.Redis.from_url(redis_broker)
-    client.flushdb()
-    yield redis_broker
-    client.flushdb()
-
-
-@pytest.fixture
-def workers(tmp_path: Path, broker: str) -> Iterator[Callable[..., Worker]]:
-    started: list[Worker] = []
-
-    def start(name: str = "worker", **options: Any) -> Worker:
-        worker = Worker(tmp_path / f"{name}-{len(started)}.log", broker=broker, **options)
-        started.append(worker)
-        return worker
-
-    yield start
-    for worker in started:
-        worker.stop()
-
-
-# --- The month, resolved -------------------------------------------------------------------------
+# --- Holding a worker inside a chunk -------------------------------------------------------------
 
 
 @pytest.fixture
@@ -224,56 +94,6 @@ def hold(tmp_path: Path) -> Iterator[Path]:
 
 def holding(hold: Path) -> dict[str, Any]:
     return {"CHRONICLE_PIPELINE_TEST_HOLD": {"awards": str(hold)}}
-
-
-@pytest.fixture
-def chunked(settings: Any) -> None:
-    settings.CHRONICLE_PIPELINE_CHUNK_SIZE = CHUNK_SIZE
-
-
-def closed_month() -> DemoMonth:
-    month = build_month()
-    cycle_close(cycle=month.cycle, by=month.st, now=AFTER_DEADLINE)
-    return month
-
-
-@dataclass(frozen=True)
-class State:
-    digest: str
-    lines: list[str]  # what the digest hashes: a failing comparison shows the difference
-
-
-def released(month: DemoMonth) -> State:
-    month.cycle.refresh_from_db()
-    assert month.cycle.status == CycleStatus.RESOLVED
-    assert pipeline.cycle_release(cycle=month.cycle, by=month.st) is True
-    return State(digest=digest(month.chronicle), lines=dump(month.chronicle))
-
-
-def fault_free(broker: str) -> State:
-    """The month resolved inline and released, then the database flushed for the next run."""
-    month = closed_month()
-    pipeline.cycle_resolve_inline(cycle=month.cycle, by=month.st)
-    state = released(month)
-    flush(broker)
-    return state
-
-
-def flush(broker: str) -> None:
-    """An empty database and broker for the next build."""
-    call_command("flush", interactive=False, verbosity=0)
-    import redis
-
-    redis.Redis.from_url(broker).flushdb()  # an inline run enqueues its chunks too
-
-
-def assert_same(got: State, expected: State) -> None:
-    assert got.lines == expected.lines
-    assert got.digest == expected.digest
-
-
-def run_done(run: ResolutionRun) -> bool:
-    return ResolutionRun.objects.get(pk=run.pk).status == RunStatus.DONE
 
 
 @pytest.fixture
@@ -301,13 +121,6 @@ def chunk_in_flight(run: ResolutionRun, step: str) -> StepChunk | None:
         )
         rows = cursor.fetchall()
     return StepChunk.objects.get(pk=rows[0][0]) if rows else None
-
-
-def assert_once(run: ResolutionRun) -> None:
-    """Every chunk of the run done, each by exactly one committed attempt."""
-    chunks = list(StepChunk.objects.filter(run=run))
-    assert chunks and {c.status for c in chunks} == {ChunkStatus.DONE}
-    assert {c.attempts for c in chunks} == {1}
 
 
 # --- The tests -----------------------------------------------------------------------------------
@@ -708,7 +521,7 @@ def test_sigkill_in_the_demos_havens_chunk_then_the_sweeper_gives_the_same_diges
         assert tables_written_in(chunk) == [Outcome._meta.db_table]
     else:
         search = Search.objects.get(cycle=demo.cycle)
-        blocker = psycopg.connect(_database_url())  # a transaction of its own, left open
+        blocker = psycopg.connect(database_url())  # a transaction of its own, left open
         blocker.execute("SELECT id FROM havens_search WHERE id = %s FOR UPDATE", [search.pk])
         doomed = workers("doomed")
         run = pipeline.cycle_resolve(cycle=demo.cycle, by=demo.st, now=DEMO_RESOLVED_AT)

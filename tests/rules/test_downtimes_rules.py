@@ -218,6 +218,26 @@ def test_announcement_covers_all_five_categories() -> None:
     assert list(standings) == ["feared", "liked", "respected", "roleplaying", "costume"]
 
 
+def test_tied_standings_share_the_rank_of_one_plus_those_ahead() -> None:
+    """DT-07's rank, 1 + the number of nominees with more votes, on a field with ties at the
+    top, in the middle and at the bottom (the tally ranks in one pass over the sorted list)."""
+    votes = {"A": 3, "B": 3, "C": 2, "D": 1, "E": 1, "F": 1}
+    ballots = [
+        Ballot(f"V{nominee}{i}", "costume", f"P{nominee}")
+        for nominee, n in votes.items()
+        for i in range(n)
+    ]
+    standings = rules.vote_tally(ballots, player_of={})["costume"]
+    assert [(s.nominee, s.votes, s.rank) for s in standings] == [
+        ("PA", 3, 1),
+        ("PB", 3, 1),
+        ("PC", 2, 3),
+        ("PD", 1, 4),
+        ("PE", 1, 4),
+        ("PF", 1, 4),
+    ]
+
+
 # --- DIS-09: special powers in downtime ---------------------------------------------------------
 
 from downtimes.rules import check_special_power  # noqa: E402
