@@ -137,7 +137,13 @@ def test_two_workers_on_two_queue_sets_resolve_a_cycle_exactly_once(
         RUN_DEADLINE,
         "worker B sends the summaries",
     )
-    assert returns(b, "downtimes.tasks.send_cycle_summaries")
+    # The rows are marked sent when the batch commits; the worker logs the task's return just
+    # after, so wait for that line too.
+    wait_for(
+        lambda: returns(b, "downtimes.tasks.send_cycle_summaries"),
+        RUN_DEADLINE,
+        "worker B logs the summaries task's return",
+    )
     assert returns(a, "downtimes.tasks.send_cycle_summaries") == []
     assert "Received task: downtimes.tasks.send_cycle_summaries" not in a.log.read_text()
 
