@@ -85,6 +85,7 @@ def test_player_fills_six_sections_saves_returns_submits(
     page.get_by_role("link", name="Downtime", exact=True).click()
     expect(page.get_by_role("heading", name="Downtime: Lucien")).to_be_visible()
     expect(page.locator("#countdown")).to_contain_text("left")
+    page.wait_for_load_state("load")  # autosave's htmx trigger is bound once the page loaded
 
     # 1 and 5: typed text autosaves (htmx) without pressing anything.
     with page.expect_response(lambda r: r.url.endswith("/save/") and r.ok):
@@ -111,6 +112,9 @@ def test_player_fills_six_sections_saves_returns_submits(
 
     # 3: an XP purchase with its live cost; the section shows her XP and what waits.
     expect(page.locator("#xp-available")).to_have_text("10")
+    # The add reloaded the page: htmx binds the preview's trigger only once the page has
+    # loaded, and a change made while the page is still parsing gets no preview.
+    page.wait_for_load_state("load")
     xp = page.locator("#purchase-form")
     xp.get_by_label("What to buy").select_option("willpower")
     expect(page.locator("#purchase-preview")).to_contain_text("XP")
