@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 MANAGE := $(PY) manage.py
 CELERY := $(VENV)/bin/celery
 
-.PHONY: run test lint typecheck fmt clean bench bench-org messages
+.PHONY: run test lint typecheck fmt clean bench bench-org messages backup restore
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,20 @@ bench: $(VENV)/.installed-bench
 
 bench-org: $(VENV)/.installed-bench
 	$(PY) bench/main.py org
+
+# Backups (README, "Backups and restores"): the database of DATABASE_URL (else make run's SQLite
+# file). `make backup [BACKUP=path]` writes var/backups/chronicle-<UTC time>.dump (pg_dump's
+# custom format; .sqlite3 for SQLite). `make restore RESTORE_TO=<database url> [BACKUP=path]
+# [FORCE=1]` restores the newest backup (or BACKUP) into a fresh database, created when missing
+# and refused when it holds tables unless FORCE=1, then runs migrate --check and check_invariants.
+backup: export DEBUG := $(or $(DEBUG),1)
+backup: $(VENV)/.installed-run
+	$(MANAGE) backup_database $(if $(BACKUP),--output "$(BACKUP)")
+
+restore: export DEBUG := $(or $(DEBUG),1)
+restore: $(VENV)/.installed-run
+	@test -n "$(RESTORE_TO)" || { echo "Set RESTORE_TO=<database url> (a new database)"; exit 2; }
+	$(MANAGE) restore_database $(if $(BACKUP),"$(BACKUP)") --to "$(RESTORE_TO)" $(if $(filter 1,$(FORCE)),--force)
 
 # For translators: gather every marked string into locale/<it|ca>/LC_MESSAGES/django.po, then
 # compile the .mo files (committed, so a machine without gettext still serves translations).

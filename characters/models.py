@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from chronicle.models import Chronicle, Cycle, Game
+from chronicle.tracking import tracked
 
 from . import rules
 
@@ -70,6 +71,7 @@ INFLUENCE_LABELS = {
 INFLUENCE_CHOICES = [(name, INFLUENCE_LABELS[name]) for name in rules.INFLUENCE_TYPES]
 
 
+@tracked("CharacterHistory", exclude=["updated_at"])
 class Character(models.Model):
     chronicle = models.ForeignKey(Chronicle, on_delete=models.PROTECT, related_name="characters")
     # NPCs have no player.
@@ -205,6 +207,7 @@ class Character(models.Model):
         return "ghoul" if self.creature == Creature.ANIMAL_GHOUL else str(self.creature)
 
 
+@tracked("TitleHistory")
 class Title(models.Model):
     """A title held in a city, e.g. Prince of Chicago."""
 
@@ -226,6 +229,7 @@ class Acquired(models.TextChoices):
     PLAY = "play", _("In play")
 
 
+@tracked("DisciplineLevelHistory")
 class DisciplineLevel(models.Model):
     """One owned level (DIS-01/02), with how it was acquired (DIS-04..08)."""
 
@@ -268,6 +272,7 @@ class DisciplineLevel(models.Model):
         return rules.level_name(self.discipline, self.code)
 
 
+@tracked("RitualHistory")
 class Ritual(models.Model):
     """DIS-10: a character's rituals; a Tremere starts with one free basic ritual."""
 
@@ -283,6 +288,7 @@ class Ritual(models.Model):
         return self.name
 
 
+@tracked("DisadvantageHistory")
 class Disadvantage(models.Model):
     """CRE-02: a disadvantage or derangement."""
 
@@ -571,6 +577,7 @@ class Concealability(models.TextChoices):
     RED = "red", _("Red (cannot be concealed)")
 
 
+@tracked("ItemHistory")
 class Item(models.Model):
     """ITM-01..03."""
 

@@ -473,6 +473,27 @@ def starting_influence(clan: str, *, herd_bonus: bool = False) -> int:
     return row.starting_influence + (1 if herd_bonus else 0)
 
 
+def check_open_drafts(open_drafts: int, *, open_drafts_per_player: int = 3) -> None:
+    """GEN (house setting, not a SPEC rule): a player may keep at most
+    `open_drafts_per_player` characters in creation at once (drafts and characters returned
+    by a storyteller); submitting one frees its place. `open_drafts` counts the player's open
+    drafts before the new one. Storytellers making NPCs are not counted (the caller skips
+    this check for them)."""
+    if open_drafts < 0:
+        raise ValueError(f"open_drafts must be 0 or more, got {open_drafts!r}.")
+    if open_drafts >= open_drafts_per_player:
+        raise ValueError(
+            ngettext(
+                "You already have %(count)s character in creation, the most a player may have "
+                "open at once. Submit it or delete it before you start another.",
+                "You already have %(count)s characters in creation, the most a player may have "
+                "open at once. Submit or delete one before you start another.",
+                open_drafts,
+            )
+            % {"count": open_drafts}
+        )
+
+
 def check_clan_bonus(clan: str, choice: str | None) -> None:
     """CLN-01: Nosferatu choose Sewer Lore 1 or +1 physical, Toreador +1 Herd or +1 social,
     Ventrue +1 Leadership or +1 physical; other clans choose nothing (`None`)."""

@@ -15,6 +15,7 @@ urlpatterns = [
     path("characters/<int:pk>/edit/", creation.character_edit, name="character_edit"),
     path("characters/<int:pk>/check/", creation.character_check, name="character_check"),
     path("characters/<int:pk>/submit/", creation.character_submit, name="character_submit"),
+    path("characters/<int:pk>/delete/", creation.character_delete, name="character_delete"),
     path("characters/<int:pk>/review/", creation.character_review, name="character_review"),
     # sheet.py: the sheet, its print version, its PDF and the XP history
     path("characters/<int:pk>/", sheet.character_sheet, name="character_sheet"),

@@ -12,8 +12,18 @@ class ChronicleConfig(AppConfig):
         from django.utils import translation
 
         from . import (
+            api_schema,  # noqa: F401  (registers the token scheme with drf-spectacular)
             celery,  # noqa: F401
             rules,
         )
 
         rules.install_translations(translation.gettext, translation.ngettext)
+
+        # A password changed any way (account page, reset, admin) or an account deactivated
+        # revokes every API token of the person (issue 16).
+        from django.contrib.auth.models import User
+        from django.db.models.signals import post_save
+
+        from .services import api_tokens
+
+        post_save.connect(api_tokens.user_saved, sender=User, dispatch_uid="api_tokens_revoke")

@@ -32,6 +32,11 @@ app = Celery("chronicle", task_cls=ReliableTask)
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+# Issue 16: each task's writes carry its name and id in the history (PostgreSQL only).
+from chronicle.history_context import connect_task_signals  # noqa: E402
+
+connect_task_signals()
+
 if os.environ.get("CHRONICLE_BENCH_COUNT_PUBLISHED"):
     # bench/org_pipeline.py counts the tasks a worker sends: one line per publish, appended
     # (each write is atomic, so the prefork processes may share the file). Off unless set.

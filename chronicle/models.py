@@ -14,6 +14,7 @@ from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from . import rules
+from .tracking import tracked
 
 
 def validate_timezone(value: str) -> None:
@@ -51,6 +52,7 @@ def validate_house_rule_schedule(value: Any) -> None:
             validate_house_rules({change["name"]: change.get("value")})
 
 
+@tracked("ChronicleHistory")
 class Chronicle(models.Model):
     name = models.CharField(max_length=120)
     slug = models.SlugField(max_length=60, unique=True)
@@ -129,6 +131,7 @@ class Role(models.TextChoices):
     ADMIN = "admin", _("Admin")
 
 
+@tracked("MembershipHistory")
 class Membership(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
@@ -148,6 +151,7 @@ class Membership(models.Model):
         return f"{self.user} ({self.role}) in {self.chronicle}"
 
 
+@tracked("GameHistory", exclude=["updated_at"])
 class Game(models.Model):
     chronicle = models.ForeignKey(Chronicle, on_delete=models.CASCADE, related_name="games")
     number = models.PositiveIntegerField()
@@ -287,6 +291,7 @@ class CycleTransition(models.Model):
         return f"{self.cycle} became {self.status} at {self.at:%Y-%m-%d %H:%M}"
 
 
+@tracked("HouseRuleChangeHistory")
 class HouseRuleChange(models.Model):
     """GEN-05: one published change of a house-rule setting, the record of who changed what
     and from which game. A change takes effect from `effective_game`, after the game it was

@@ -121,6 +121,42 @@ def deadline_moment(
     return dt.datetime.combine(deadline_day, at, tzinfo=tz)
 
 
+def at_game_window(
+    game_date: dt.date, previous_game_date: dt.date | None, deadline: dt.datetime, tz: dt.tzinfo
+) -> tuple[dt.datetime, dt.datetime]:
+    """INF-04 / DT-01: when something recorded "at the game" for a game's downtime may have
+    happened: from the start of the previous game's day (requests are made at a game or told to
+    an ST before it; a chronicle's first game looks back `AT_GAME_LOOKBACK` days) to the
+    downtime's deadline, in the chronicle's zone. INTERPRETATION: the source gives no window;
+    this one refuses a moment of another cycle (or the year 1) and nothing a real game sees."""
+    if previous_game_date is not None and previous_game_date < game_date:
+        first_day = previous_game_date
+    else:
+        first_day = game_date - dt.timedelta(days=AT_GAME_LOOKBACK)
+    return dt.datetime.combine(first_day, dt.time(0, 0), tzinfo=tz), deadline
+
+
+AT_GAME_LOOKBACK = 28
+
+
+def check_moment_in_window(
+    moment: dt.datetime, *, opens: dt.datetime, closes: dt.datetime, tz: dt.tzinfo
+) -> None:
+    """Refuse a typed moment outside [opens, closes] (aware moments), naming the window in the
+    chronicle's zone `tz`."""
+    for name, value in (("moment", moment), ("opens", opens), ("closes", closes)):
+        if not isinstance(value, dt.datetime) or value.utcoffset() is None:
+            raise ValueError(f"{name} must be an aware moment, got {value!r}.")
+    if not opens <= moment <= closes:
+        raise ValueError(
+            _("Pick a moment of this game's downtime: between %(opens)s and %(closes)s (INF-04).")
+            % {
+                "opens": opens.astimezone(tz).strftime("%Y-%m-%d %H:%M"),
+                "closes": closes.astimezone(tz).strftime("%Y-%m-%d %H:%M"),
+            }
+        )
+
+
 def supermajority_passes(yes: int, eligible: int) -> bool:
     """GEN-03 / GEN-04: a decision passes with yes votes from at least two thirds of everyone
     eligible (all current STs, or all current players), whether they voted or not."""
@@ -309,6 +345,11 @@ class HouseRules:
         Decimal("0.5"),
         "GEN-02",
         gettext_noop("Share of lifetime earned XP removed at a 2nd cheating offense"),
+    )
+    open_drafts_per_player: int = _setting(
+        3,
+        "GEN",
+        gettext_noop("Character drafts a player may have open at once (drafts and returned)"),
     )
     decision_vote_days: int = _setting(
         7,
@@ -541,6 +582,7 @@ SETTING_BOUNDS: dict[str, tuple[int | Decimal, int | Decimal | None]] = {
     "deadline_weeks_after_game": (1, 8),
     "minimum_player_age": (0, 99),
     "decision_vote_days": (1, 60),
+    "open_drafts_per_player": (1, 50),
 }
 
 

@@ -6,12 +6,16 @@ quietly fall back to a development default.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import zoneinfo
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from csp.constants import NONCE as CSP_NONCE
+from csp.constants import NONE as CSP_NONE
+from csp.constants import SELF as CSP_SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -85,7 +89,8 @@ LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 LANGUAGE_COOKIE_SAMESITE = "Lax"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin, for the deployment's superusers only (chronicle/admin_site.py).
+    "chronicle.admin_site.SuperuserAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -93,13 +98,16 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    # API tokens, stored hashed and expiring (issue 16); DRF's authtoken is gone.
+    "knox",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
     "axes",
     "pgtrigger",
+    # Issue 16: history of every change (triggers; chronicle/tracking.py, chronicle/history.py).
+    "pghistory",
     "chronicle",
     "characters",
     "havens",
@@ -108,6 +116,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Permissions-Policy everywhere, Cache-Control: private, no-store when signed in.
+    "chronicle.security.SecurityHeadersMiddleware",
+    # Content-Security-Policy with a per-request nonce (CONTENT_SECURITY_POLICY below).
+    "chronicle.security.NonceCSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "chronicle.middleware.SessionBackendMiddleware",
@@ -116,6 +128,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Issue 16: the acting user, URL and method on every history event (PostgreSQL only).
+    "chronicle.history_context.HistoryMiddleware",
     # ... unless the signed-in person saved a language on their account.
     "chronicle.middleware.ProfileLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -139,6 +153,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "chronicle.context_processors.chronicles",
+                "chronicle.security.csp_nonce",
             ],
         },
     }
@@ -199,7 +214,15 @@ AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_HOURS", 1)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0) or None
+# How many proxies stand in front of the web processes (AXES_PROXY_COUNT, 0 = none): the client
+# is that many addresses from the right of X-Forwarded-For (chronicle/client_ip.py, through
+# django-ipware). django-axes and the password-reset throttle both read it.
+CHRONICLE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "chronicle.client_ip.client_ip"
+# Password resets (chronicle/views/mail.py): requests per address and per client address.
+CHRONICLE_RESET_LIMIT_PER_ADDRESS = env_int("CHRONICLE_RESET_LIMIT_PER_ADDRESS", 3)
+CHRONICLE_RESET_LIMIT_PER_CLIENT = env_int("CHRONICLE_RESET_LIMIT_PER_CLIENT", 10)
+CHRONICLE_RESET_WINDOW_SECONDS = env_int("CHRONICLE_RESET_WINDOW_SECONDS", 60 * 60)
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or VAR_DIR / "staticfiles")
@@ -234,6 +257,22 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# No inline script or style without the response's nonce, no 'unsafe-inline' (issue 16).
+# Templates write nonce="{{ csp_nonce }}"; htmx's own <style> is off (meta htmx-config).
+CONTENT_SECURITY_POLICY: dict[str, Any] = {
+    "DIRECTIVES": {
+        "default-src": [CSP_SELF],
+        "script-src": [CSP_SELF, CSP_NONCE],
+        "style-src": [CSP_SELF, CSP_NONCE],
+        "img-src": [CSP_SELF, "data:"],
+        "font-src": [CSP_SELF],
+        "connect-src": [CSP_SELF],
+        "object-src": [CSP_NONE],
+        "base-uri": [CSP_SELF],
+        "frame-ancestors": [CSP_NONE],
+        "form-action": [CSP_SELF],
+    },
+}
 SESSION_COOKIE_HTTPONLY = True
 if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
@@ -247,16 +286,31 @@ if not DEBUG:
     # /health is probed over plain HTTP from inside the deployment (docker healthcheck).
     SECURE_REDIRECT_EXEMPT = [r"^health$"]
 
+# API tokens (django-rest-knox): each log-in at /api/auth/token/ makes a new one, lasting this
+# many days; a password change or reset, or deactivating the account, revokes them all.
+API_TOKEN_TTL_DAYS = env_int("API_TOKEN_TTL_DAYS", 30)
+REST_KNOX = {
+    "TOKEN_TTL": dt.timedelta(days=API_TOKEN_TTL_DAYS),
+    "AUTH_HEADER_PREFIX": "Token",  # what clients of DRF's tokens already send
+    "AUTO_REFRESH": False,
+}
+
 REST_FRAMEWORK = {
     # Token first, so an unauthenticated call gets 401 with a WWW-Authenticate header.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # DRF's token authentication, in the token owner's saved language.
+        # knox's hashed, expiring tokens, in the token owner's saved language.
         "chronicle.api_auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "chronicle.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "chronicle.api_errors.exception_handler",
+    # DRF's three, with a JSON parser that refuses nesting too deep (400, not RecursionError).
+    "DEFAULT_PARSER_CLASSES": [
+        "chronicle.api_parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_PAGINATION_CLASS": "chronicle.pagination.Pagination",
     "PAGE_SIZE": 100,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
@@ -288,6 +342,27 @@ SPECTACULAR_SETTINGS: dict[str, Any] = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation documents its error statuses with the one Error shape
+    # (chronicle/api_schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "chronicle.api_schema.add_error_responses",
+    ],
+    # Request bodies are documented as JSON, what the API's clients send: a form body carries
+    # no types, so fuzzing it against a typed schema tests nothing (forms still work).
+    "PARSER_WHITELIST": ["chronicle.api_parsers.JSONParser"],
+}
+
+# Django's cache holds the password-reset throttle's counts, so every web process must share it:
+# CACHE_URL=redis://host:6379/1 wherever more than one runs. Without it (make run, tests) each
+# process keeps its own in memory.
+_CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        if _CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
 }
 
 # Celery. The embedded default is kombu's filesystem transport under var/, so `make run` needs
@@ -360,3 +435,7 @@ if not CHRONICLE_BASE_URL.startswith(("http://", "https://")):
     raise ImproperlyConfigured(
         f"CHRONICLE_BASE_URL must start with http:// or https://; got {CHRONICLE_BASE_URL!r}."
     )
+
+# Issue 16 (chronicle/tracking.py): each history event's time is the moment of the change, not
+# its transaction's start, so the changes one service makes read in the order they happened.
+PGHISTORY_CREATED_AT_FUNCTION = "clock_timestamp()"

@@ -10,6 +10,7 @@ from chronicle import api, views
 from chronicle.api import people as people_api
 from chronicle.views import calendar as calendar_views
 from chronicle.views import governance as governance_views
+from chronicle.views import history as history_views
 from chronicle.views import languages as language_views
 from chronicle.views import mail as mail_views
 from chronicle.views import people, styleguide
@@ -37,6 +38,31 @@ downtimes_api.register(router)
 
 chronicle_pages = [
     path("", views.dashboard, name="dashboard"),
+    # Issue 16: the History tab of a character, haven, submission or desk item (staff only).
+    path(
+        "characters/<int:pk>/history/",
+        history_views.object_history,
+        {"kind": "character"},
+        name="character_history",
+    ),
+    path(
+        "havens/<int:pk>/history/",
+        history_views.object_history,
+        {"kind": "haven"},
+        name="haven_history",
+    ),
+    path(
+        "downtime/submissions/<int:pk>/history/",
+        history_views.object_history,
+        {"kind": "submission"},
+        name="submission_history",
+    ),
+    path(
+        "desk/items/<int:pk>/history/",
+        history_views.object_history,
+        {"kind": "desk-item"},
+        name="desk_item_history",
+    ),
     path("games/", views.game_list, name="game_list"),
     path("games/new/", views.game_create, name="game_create"),
     path("games/<int:number>/", views.game_detail, name="game_detail"),
@@ -94,6 +120,8 @@ urlpatterns = [
     path("inbox/<int:message_id>/", mail_views.message_detail, name="message_detail"),
     path("account/mail/", mail_views.mail_preferences, name="mail_preferences"),
     path("account/", people.account, name="account"),
+    path("account/tokens/revoke-all/", people.api_tokens_revoke_all, name="api_tokens_revoke_all"),
+    path("account/tokens/<str:token_id>/revoke/", people.api_token_revoke, name="api_token_revoke"),
     path("account/birth-date/", people.birth_date_ask, name="birth_date_ask"),
     path("language/", language_views.language_set, name="language_set"),
     path("account/email/<str:token>/", people.account_email_confirm, name="account_email_confirm"),
@@ -105,6 +133,8 @@ urlpatterns = [
     path("c/<slug:slug>/", include("havens.urls")),
     path("c/<slug:slug>/", include("downtimes.urls")),
     path("api/auth/token/", api.TokenView.as_view(), name="api-token"),
+    path("api/auth/logout/", api.TokenLogoutView.as_view(), name="api-logout"),
+    path("api/auth/logout-all/", api.TokenLogoutAllView.as_view(), name="api-logout-all"),
     path(
         "api/invitations/accept/",
         people_api.InvitationAcceptView.as_view(),

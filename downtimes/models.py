@@ -18,6 +18,7 @@ from django.utils.translation import pgettext_lazy
 
 from characters.models import INFLUENCE_CHOICES, Character, InfluenceSpend, XpPurchase
 from chronicle.models import Cycle
+from chronicle.tracking import tracked
 from havens.models import InfluenceAttack, Project, Search, Structure
 
 from . import rules, wording
@@ -28,6 +29,7 @@ class SubmissionStatus(models.TextChoices):
     SUBMITTED = "submitted", _("Submitted")
 
 
+@tracked("SubmissionHistory", exclude=["updated_at", "version"])
 class Submission(models.Model):
     """DT-02: a character's downtime for one cycle. Sections 1 (who you are) come from the
     account and the character; 2-4 are desk items; 5 is `game_report`; 6 the votes. A draft
@@ -110,6 +112,7 @@ class DeskStatus(models.TextChoices):
     RESOLVED = "resolved", _("Resolved")
 
 
+@tracked("DeskItemHistory", exclude=["updated_at", "version"])
 class DeskItem(models.Model):
     """One line of the influence desk (issue 5): an influence action, an XP purchase, a special
     power or an at-game request of a cycle. Player-facing fields first, then the STs'."""

@@ -15,6 +15,7 @@ from django.utils.translation import pgettext_lazy
 
 from characters.models import INFLUENCE_CHOICES, Character, InfluenceSpend
 from chronicle.models import Chronicle, Cycle, Game
+from chronicle.tracking import tracked
 
 from . import rules
 
@@ -57,6 +58,7 @@ class DestroyedBy(models.TextChoices):
     STORYTELLER = "storyteller", _("Storyteller ruling")
 
 
+@tracked("StructureHistory")
 class Structure(models.Model):
     """HAV-01: an outer haven, or a crypt inside one (`outer`). Planned until its first
     contribution (HAV-02), then standing until destroyed (in downtime, HAV-05)."""
@@ -123,6 +125,7 @@ class OwnershipHow(models.TextChoices):
     STORYTELLER = "storyteller", _("Storyteller ruling")
 
 
+@tracked("OwnershipHistory")
 class Ownership(models.Model):
     """HAV-02: one character's ownership of a structure, from `started_at` to `ended_at`.
     Current owners are the rows without an end; one current owner is exclusive, two or more
@@ -243,6 +246,7 @@ class AlarmEffect(models.TextChoices):
     PAGE = "page", _("Page characters")
 
 
+@tracked("AttributeHistory")
 class Attribute(models.Model):
     """HAV-10..22: a built attribute of a structure. Countable kinds (alarm, exit, camera,
     locks ...) have one row per unit with quantity 1, so each lock can be destroyed and
@@ -294,6 +298,7 @@ class ProjectStatus(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
+@tracked("ProjectHistory")
 class Project(models.Model):
     """A purchase for a structure paid in influence, possibly over several cycles and by
     several contributors: an attribute to add or a repair. It takes effect in the downtime in

@@ -36,6 +36,15 @@ def service_missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> None:
+    """Each test starts with an empty cache: the password-reset throttle counts in it, and every
+    test client comes from 127.0.0.1."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def postgres() -> None:
     if connection.vendor != "postgresql":

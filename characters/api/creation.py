@@ -168,7 +168,7 @@ class DraftViewSet(
 
     serializer_class = DraftOutSerializer
     lookup_value_regex = r"\d+"
-    http_method_names = ["get", "post", "put", "head", "options"]
+    http_method_names = ["get", "post", "put", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Character]:
         return (
@@ -208,6 +208,18 @@ class DraftViewSet(
             draft=payload.to_draft(),
         )
         return self._out(character)
+
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        description="Delete a character still in creation, never approved (its player or an "
+        "ST): it frees a place under the open-drafts limit.",
+    )
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        creation.character_draft_delete(
+            character=self.get_object(), by=chronicle_access.acting_user(request.user)
+        )
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
         request=DraftSerializer,

@@ -69,6 +69,8 @@ RecordDoneSerializer = inline_serializer("RecordDone", {"message": serializers.C
 class RecordViewSet(_InChronicle, viewsets.ViewSet):
     """Storytellers' records on one character (BLD, BND, XP-04..07, TOR, ITM, SEW, MSC)."""
 
+    object_actions = ("list",)  # one object: the bonds and the requests (chronicle.api_schema)
+
     def _character(self) -> Character:
         raw = self.kwargs["character_id"]
         return access.character_for_staff(self.membership, int(raw))

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from drf_spectacular.utils import (
     OpenApiParameter,
+    PolymorphicProxySerializer,
     extend_schema,
     extend_schema_field,
     extend_schema_view,
@@ -23,7 +24,7 @@ from chronicle.api import _InChronicle
 from .. import rules
 from ..access import character_for, characters_visible_to
 from ..forms.roster import FILTER_CHOICES, RosterFilterForm
-from ..models import Character, Title
+from ..models import CLAN_CHOICES, Character, Sect, Title
 
 
 class TitleSerializer(serializers.ModelSerializer):
@@ -57,6 +58,9 @@ class CharacterSerializer(serializers.ModelSerializer):
         default=None,
         help_text="The player's username; null for NPCs.",
     )
+    # Blank for a character without a sect or clan (an NPC, a ghoul): in the schema's enum too.
+    clan = serializers.ChoiceField(choices=CLAN_CHOICES, allow_blank=True, read_only=True)
+    sect = serializers.ChoiceField(choices=Sect.choices, allow_blank=True, read_only=True)
     traits = serializers.SerializerMethodField()
     influences = serializers.SerializerMethodField()
     titles = TitleSerializer(many=True, read_only=True)
@@ -100,6 +104,21 @@ class StaffCharacterSerializer(CharacterSerializer):
         read_only_fields = fields
 
 
+# Two schemas, as two serializers: a player's character has no st_notes at all (and may have
+# no other property), a storyteller's always has them. Exactly one matches any response.
+CHARACTER_FOR_READER = PolymorphicProxySerializer(
+    component_name="CharacterForReader",
+    serializers=[CharacterSerializer, StaffCharacterSerializer],
+    resource_type_field_name=None,
+)
+CHARACTERS_FOR_READER = PolymorphicProxySerializer(
+    component_name="CharacterForReader",
+    serializers=[CharacterSerializer, StaffCharacterSerializer],
+    resource_type_field_name=None,
+    many=True,
+)
+
+
 FILTER_PARAMETERS = [
     OpenApiParameter("q", str, description="Part of the character's name or player's username."),
     *(
@@ -113,12 +132,13 @@ FILTER_PARAMETERS = [
     list=extend_schema(
         parameters=FILTER_PARAMETERS,
         description="Storytellers and admins list every character of the chronicle (with "
-        "st_notes); a player lists their own.",
-        responses=StaffCharacterSerializer(many=True),
+        "st_notes: StaffCharacter); a player lists their own (Character, without st_notes).",
+        responses=CHARACTERS_FOR_READER,
     ),
     retrieve=extend_schema(
-        description="One character; st_notes only for storytellers and admins.",
-        responses=StaffCharacterSerializer,
+        description="One character; st_notes only for storytellers and admins "
+        "(StaffCharacter), never for a player (Character).",
+        responses=CHARACTER_FOR_READER,
     ),
 )
 class CharacterViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):

@@ -89,8 +89,24 @@ class ObjectMultipleChoiceField(forms.TypedMultipleChoiceField):
         super().__init__(choices=choices, coerce=self.objects.__getitem__, **kwargs)
 
 
+# Issue 16: a date typed on a record is a night of the chronicle, never the year 1.
+EARLIEST_RECORD = dt.date(1900, 1, 1)
+LATEST_RECORD = dt.date(2199, 12, 31)
+
+
+def _date_in_range(value: dt.date) -> None:
+    if not EARLIEST_RECORD <= value <= LATEST_RECORD:
+        raise forms.ValidationError(
+            _("Pick a date between %(first)s and %(last)s."),
+            code="out_of_range",
+            params={"first": EARLIEST_RECORD.year, "last": LATEST_RECORD.year},
+        )
+
+
 def _date(**kwargs: Any) -> forms.DateField:
-    return forms.DateField(widget=forms.DateInput(attrs={"type": "date"}), **kwargs)
+    return forms.DateField(
+        widget=forms.DateInput(attrs={"type": "date"}), validators=[_date_in_range], **kwargs
+    )
 
 
 class ActionForm(forms.Form):

@@ -15,6 +15,7 @@ import datetime as dt
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import ProtectedError, RestrictedError
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
@@ -97,13 +98,32 @@ def _write_draft(character: Character, draft: Draft) -> None:
     character.creation = draft.creation_json()
 
 
+def open_drafts_of(chronicle: Chronicle, player: User) -> int:
+    """The player's characters in creation (drafts and returned): what the limit counts."""
+    return Character.objects.filter(
+        chronicle=chronicle, player=player, approval__in=EDITABLE
+    ).count()
+
+
+def _check_open_drafts(chronicle: Chronicle, player: User) -> None:
+    # Called under the player's ledger lock, so two clicks cannot both take the last place.
+    try:
+        rules.check_open_drafts(
+            open_drafts_of(chronicle, player),
+            **settings_for(rules.check_open_drafts, chronicle.house_rules),
+        )
+    except ValueError as exc:
+        raise ValidationError(str(exc), code="draft_limit") from None
+
+
 @transaction.atomic
 def character_draft_create(
     *, chronicle: Chronicle, player: User, draft: Draft, now: dt.datetime | None = None
 ) -> Character:
     """Start a character in the wizard (CRE-01). A draft may break the rules while it is being
     written; the quote lists the problems and submission refuses them. A second click with the
-    same name finds the draft the first click made and saves over it."""
+    same name finds the draft the first click made and saves over it. A player (not a
+    storyteller) may keep only `open_drafts_per_player` drafts open at once."""
     _check_shape(draft)
     if not draft.name.strip():
         raise ValidationError({"name": _("Give the character a name.")})
@@ -112,6 +132,8 @@ def character_draft_create(
     existing = Character.objects.filter(
         chronicle=chronicle, player=player, name__iexact=draft.name.strip(), approval__in=EDITABLE
     ).first()
+    if existing is None and not _is_staff(chronicle, player):
+        _check_open_drafts(chronicle, player)
     character = existing or Character(chronicle=chronicle, player=player)
     _write_draft(character, draft)
     character.approval = Approval.DRAFT
@@ -139,6 +161,27 @@ def character_draft_update(*, character: Character, by: User, draft: Draft) -> C
     _write_draft(locked, draft)
     locked.save()
     return locked
+
+
+@transaction.atomic
+def character_draft_delete(*, character: Character, by: User) -> None:
+    """Throw away a character in creation that was never approved (a draft, or one returned by
+    a storyteller): only its player or an ST. It frees a place under `open_drafts_per_player`.
+    A rebuilt sheet (approved before) is never deleted this way."""
+    _require_owner_or_staff(character, by)
+    locked = _lock(character)
+    if locked.approval not in EDITABLE or locked.approved_at is not None:
+        raise ValidationError(
+            _("Only a character still in creation can be deleted; this one is %(state)s (CRE-09).")
+            % {"state": locked.get_approval_display().lower()}
+        )
+    try:
+        locked.delete()
+    except (ProtectedError, RestrictedError):
+        # Something of the chronicle already points at it (a ledger entry, a spend): keep it.
+        raise ValidationError(
+            _("This character already has a history in the chronicle; it cannot be deleted.")
+        ) from None
 
 
 def _submit_problems(character: Character) -> dict[str, list[str]]:

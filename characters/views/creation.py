@@ -157,6 +157,24 @@ def character_create(request: HttpRequest, slug: str) -> HttpResponse:
     return _wizard(request, membership, form, character=None, quote=quote, status=status)
 
 
+@login_required
+@require_POST
+def character_delete(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """Throw a draft away (its player or an ST): it frees a place under the open-drafts limit."""
+    membership = chronicle_access.membership_for(request.user, slug)
+    character = access.character_for(membership, pk)
+    try:
+        creation.character_draft_delete(
+            character=character, by=chronicle_access.acting_user(request.user)
+        )
+    except ValidationError as exc:
+        for message in exc.messages:
+            messages.error(request, message)
+        return redirect("character_edit", slug=slug, pk=pk)
+    messages.success(request, _("Draft of %(name)s deleted.") % {"name": character.name})
+    return redirect("dashboard", slug=slug)
+
+
 def _try_submit(request: HttpRequest, character: Character, by: Any) -> bool:
     try:
         creation.character_submit(character=character, by=by)

@@ -4,18 +4,38 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.contrib.auth.signals import user_logged_in
+from django.db.models import Max, Model, QuerySet
 from django.utils.translation import gettext as _
-from drf_spectacular.utils import extend_schema, extend_schema_view, inline_serializer
+from drf_spectacular.utils import extend_schema, inline_serializer
+from knox.models import AuthToken
 from rest_framework import exceptions, mixins, serializers, status, viewsets
-from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.decorators import action
+from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from .. import access, services
+from ..api_auth import TokenAuthentication
 from ..api_errors import error_body
 from ..models import Attendance, Chronicle, Cycle, Game, Membership
+from ..services import api_tokens
+
+# --- Keyed creates -----------------------------------------------------------------------------
+
+
+def last_id(model: type[Model]) -> int:
+    """The highest id of `model` before a keyed create: the object the create answers existed
+    already (a replayed key, 200) when its id is at most this, and is new (201) above it."""
+    return int(model._default_manager.aggregate(top=Max("pk"))["top"] or 0)
+
+
+def created_status(obj: Model, before: int) -> int:
+    return status.HTTP_201_CREATED if int(obj.pk) > before else status.HTTP_200_OK
+
 
 # --- Serializers ------------------------------------------------------------------------------
 
@@ -151,6 +171,21 @@ class _InChronicle:
         # Before any input is read: a stranger to the chronicle learns nothing, not even
         # whether their input would have been valid.
         self.membership  # noqa: B018
+        # A query parameter given must say something: `?status=` is refused, not read as "any"
+        # (issue 16; the schema documents no empty value). Only for a method the view answers:
+        # any other is a 405 whatever its query.
+        method = request.method.lower() if request.method else ""
+        if method not in self.http_method_names or not hasattr(self, method):  # type: ignore[attr-defined]
+            return
+        blank = sorted(
+            name
+            for name, values in request.query_params.lists()
+            if any(not str(value).strip() for value in values)
+        )
+        if blank:
+            raise exceptions.ValidationError(
+                {name: [_("This parameter needs a value.")] for name in blank}
+            )
 
     @property
     def membership(self) -> Membership:
@@ -175,18 +210,17 @@ class MembershipViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
         return access.member_for(self.membership, int(self.kwargs["user_id"]))
 
 
-@extend_schema_view(update=extend_schema(exclude=True))
 class GameViewSet(
     _InChronicle,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.CreateModelMixin,
-    mixins.UpdateModelMixin,
     viewsets.GenericViewSet,
 ):
     """The games calendar. Everyone in the chronicle reads it; storytellers and admins write."""
 
     serializer_class = GameSerializer
+    unpaginated_actions = ("attendance",)  # the whole sign-in sheet, a bare array
     lookup_field = "number"
     lookup_value_regex = r"\d+"
     http_method_names = ["get", "post", "put", "patch", "head", "options"]
@@ -209,11 +243,10 @@ class GameViewSet(
             chronicle=self.membership.chronicle, **serializer.validated_data
         )
 
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        # PATCH only: a PUT that left out a field would silently keep its old value.
-        if not kwargs.get("partial"):
-            raise exceptions.MethodNotAllowed("PUT", _("Use PATCH to change a game."))
-        return super().update(request, *args, **kwargs)
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # PATCH only (no `update`, so the router maps no PUT and Allow never names it): a PUT
+        # that left out a field would silently keep its old value.
+        return mixins.UpdateModelMixin.update(self, request, *args, partial=True, **kwargs)  # type: ignore[arg-type]
 
     def perform_update(self, serializer: serializers.BaseSerializer) -> None:
         assert isinstance(serializer.instance, Game)
@@ -289,12 +322,27 @@ class CycleViewSet(_InChronicle, viewsets.ReadOnlyModelViewSet):
         return Response(CycleSerializer(cycle).data)
 
 
-class TokenView(ObtainAuthToken):
-    """Exchange a username and password for an API token; throttled like the login page."""
+_TOKEN_ISSUED = inline_serializer(
+    "TokenIssued",
+    fields={
+        "token": serializers.CharField(help_text="Send as `Authorization: Token <token>`."),
+        "expiry": serializers.DateTimeField(help_text="When the token stops working."),
+    },
+)
+
+
+@extend_schema(request=AuthTokenSerializer, responses={200: _TOKEN_ISSUED})
+class TokenView(APIView):
+    """Exchange a username and password for a new API token (each log-in makes its own, which
+    expires after API_TOKEN_TTL_DAYS); throttled like the login page."""
+
+    authentication_classes: list[type[BaseAuthentication]] = []
+    permission_classes = [AllowAny]
 
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         try:
-            return super().post(request, *args, **kwargs)
+            serializer.is_valid(raise_exception=True)
         except exceptions.ValidationError:
             # django-axes marks the request it was given (DRF's, here) when the account is
             # locked; without this the client would see an ordinary "wrong password".
@@ -304,3 +352,35 @@ class TokenView(ObtainAuthToken):
                     status=status.HTTP_429_TOO_MANY_REQUESTS,
                 )
             raise
+        user = serializer.validated_data["user"]
+        token, key = api_tokens.token_issue(user=user)
+        # As a page log-in: last_login, and django-axes forgets the failures before it.
+        user_logged_in.send(sender=user.__class__, request=request, user=user)
+        expiry = serializers.DateTimeField().to_representation(token.expiry)
+        return Response({"token": key, "expiry": expiry})
+
+
+@extend_schema(request=None, responses={204: None})
+class TokenLogoutView(APIView):
+    """Revoke the token this request is made with (token authentication only)."""
+
+    authentication_classes = [TokenAuthentication]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        user = access.acting_user(request.user)
+        token = request.auth
+        if not isinstance(token, AuthToken):  # only TokenAuthentication lets a caller in here
+            raise exceptions.NotAuthenticated()
+        api_tokens.token_revoke(user=user, token_id=token.digest)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(request=None, responses={204: None})
+class TokenLogoutAllView(APIView):
+    """Revoke every API token of the caller, this one included (token authentication only)."""
+
+    authentication_classes = [TokenAuthentication]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        api_tokens.tokens_revoke_all(user=access.acting_user(request.user))
+        return Response(status=status.HTTP_204_NO_CONTENT)

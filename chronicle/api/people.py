@@ -171,6 +171,7 @@ class InvitationViewSet(InChronicle, mixins.ListModelMixin, viewsets.GenericView
     """Invitations of a chronicle, for its storytellers and admins."""
 
     serializer_class = InvitationSerializer
+    unpaginated_actions = ("create",)  # the invitations made, a bare array
     lookup_value_regex = r"\d+"
 
     def get_queryset(self) -> QuerySet[Invitation]:

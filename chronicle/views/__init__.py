@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import access, services
@@ -435,5 +436,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return render(request, "500.html", status=500)
 
 
+# Exempt: it reads and writes nothing, and a POST to an unknown API path must get the API's JSON
+# 404 (as DRF's own views are exempt), not the CSRF middleware's HTML 403 (issue 16).
+@csrf_exempt
 def api_not_found(request: HttpRequest, rest: str) -> JsonResponse:
     return json_error(request, "not_found", _("No such endpoint."), 404)

@@ -3,19 +3,24 @@ notice, and a chronicle's mail log for its admins. Thin: access reads, the mail 
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import PasswordResetView
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from .. import access
+from .. import access, throttle
+from ..client_ip import client_ip
 from ..forms.mail import MailLogFilterForm, MailPreferencesForm, WorkerPasswordResetForm
 from ..models import MailChoice
 from ..services import mail
@@ -23,8 +28,52 @@ from . import chronicle_page
 
 PAGE_SIZE = 25
 
-# Django's reset page, with the form whose mail leaves from a worker.
-password_reset = PasswordResetView.as_view(form_class=WorkerPasswordResetForm)
+log = logging.getLogger("chronicle.security")
+
+
+def reset_allowed(request: HttpRequest, email: str) -> bool:
+    """Whether this password reset may go out (issue 16): at most
+    CHRONICLE_RESET_LIMIT_PER_CLIENT requests from one client address and
+    CHRONICLE_RESET_LIMIT_PER_ADDRESS for one e-mail address in CHRONICLE_RESET_WINDOW_SECONDS.
+    A refused one is logged; the person sees the same page either way."""
+    window = settings.CHRONICLE_RESET_WINDOW_SECONDS
+    ip = client_ip(request) or "unknown"
+    address = email.strip().lower()
+    address_key = throttle.cache_key("reset-address", address)
+    if not throttle.hit(
+        throttle.cache_key("reset-client", ip),
+        limit=settings.CHRONICLE_RESET_LIMIT_PER_CLIENT,
+        window=window,
+    ):
+        log.warning("Password reset refused: too many from client %s", ip)
+        return False
+    if not throttle.hit(
+        address_key, limit=settings.CHRONICLE_RESET_LIMIT_PER_ADDRESS, window=window
+    ):
+        # The address itself stays out of the log: a short hash of it tells repeats apart.
+        log.warning(
+            "Password reset refused: too many for one address (%s) from client %s",
+            address_key.rsplit(":", 1)[-1][:16],
+            ip,
+        )
+        return False
+    return True
+
+
+class ThrottledPasswordResetView(PasswordResetView):
+    """Django's reset page, with the form whose mail leaves from a worker, throttled per
+    address and per client. A throttled request gets the same "if the address is known, a mail
+    is on its way" page, so the answer never tells whether an address has an account."""
+
+    form_class = WorkerPasswordResetForm
+
+    def form_valid(self, form: Any) -> HttpResponse:
+        if reset_allowed(self.request, form.cleaned_data["email"]):
+            return super().form_valid(form)
+        return HttpResponseRedirect(self.get_success_url())
+
+
+password_reset = ThrottledPasswordResetView.as_view()
 
 
 @login_required

@@ -18,6 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -35,6 +36,7 @@ from ..forms.people import (
 )
 from ..models import Role
 from ..services import account as account_services
+from ..services import api_tokens as token_services
 from ..services import calendar as calendar_services
 from ..services import people as services
 from . import chronicle_page
@@ -354,9 +356,32 @@ def account(request: HttpRequest) -> HttpResponse:
             "account_memberships": list(access.memberships_of(user).order_by("chronicle__name")),
             "may_start": services.may_start_chronicle(user),
             "calendar_feeds": calendar_services.feeds_of(user),
+            "api_tokens": token_services.tokens_of(user),
+            "api_token_ttl_days": settings.API_TOKEN_TTL_DAYS,
         },
         status=400 if request.method == "POST" and bound else 200,
     )
+
+
+@login_required
+@require_POST
+def api_token_revoke(request: HttpRequest, token_id: str) -> HttpResponse:
+    """Revoke one of the person's own API tokens (another person's is a 404)."""
+    token_services.token_revoke(user=access.acting_user(request.user), token_id=token_id)
+    messages.success(request, _("The API token is revoked; it no longer works."))
+    return redirect(f"{reverse('account')}#api-tokens")
+
+
+@login_required
+@require_POST
+def api_tokens_revoke_all(request: HttpRequest) -> HttpResponse:
+    count = token_services.tokens_revoke_all(user=access.acting_user(request.user))
+    messages.success(
+        request,
+        ngettext("%(count)d API token is revoked.", "%(count)d API tokens are revoked.", count)
+        % {"count": count},
+    )
+    return redirect(f"{reverse('account')}#api-tokens")
 
 
 @login_required

@@ -308,6 +308,7 @@ class ResolutionViewSet(
     workers compute the preview in DT-10 order), follow the progress, release."""
 
     serializer_class = ResolutionCycleSerializer
+    unpaginated_actions = ("xp",)  # every XP line of the cycle, a bare array
     lookup_field = "game_number"
     lookup_value_regex = r"\d+"
 

@@ -104,7 +104,7 @@ class SubmissionSerializer(serializers.ModelSerializer):
     state_text = serializers.SerializerMethodField(
         help_text="The state in one sentence, its moments in the chronicle's time zone."
     )
-    closed_at = serializers.DateTimeField(source="cycle.closed_at", read_only=True)
+    closed_at = serializers.DateTimeField(source="cycle.closed_at", read_only=True, allow_null=True)
     items = ItemSerializer(many=True, read_only=True)
     votes = serializers.SerializerMethodField()
 
@@ -211,6 +211,11 @@ class CastSerializer(serializers.Serializer):
     costume = NomineeSerializer(many=True)
 
 
+def _item_ids(submission: Submission) -> set[int]:
+    """The submission's items before a keyed add: a replay answers one of these (200)."""
+    return set(DeskItem.objects.filter(submission=submission).values_list("pk", flat=True))
+
+
 class SubmissionViewSet(
     _InChronicle, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
@@ -242,9 +247,10 @@ class SubmissionViewSet(
 
     @extend_schema(
         request=StartSerializer,
-        responses={201: SubmissionSerializer},
+        responses={201: SubmissionSerializer, 200: SubmissionSerializer},
         description="The character's downtime of the current cycle, created as a draft on "
-        "first use; refused after the deadline (DT-01).",
+        "first use (201); when it exists already, that one (200). Refused after the deadline "
+        "(DT-01).",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = StartSerializer(data=request.data)
@@ -261,10 +267,11 @@ class SubmissionViewSet(
         cycle = current_downtime(self.membership.chronicle, open_only=False)
         if cycle is None:
             raise serializers.ValidationError(gettext("No game has been played yet (DT-01)."))
+        existed = Submission.objects.filter(cycle=cycle, character=character).exists()
         submission = services.submission_for_edit(
             character=character, cycle=cycle, by=chronicle_access.acting_user(request.user)
         )
-        return self._out(submission, status=201)
+        return self._out(submission, status=200 if existed else 201)
 
     @extend_schema(request=SaveSerializer, responses={200: SubmissionSerializer})
     @action(detail=True, methods=["post"])
@@ -286,10 +293,16 @@ class SubmissionViewSet(
         )
         return self._out(submission)
 
-    @extend_schema(request=ActionSerializer, responses={201: ItemSerializer})
+    @extend_schema(
+        request=ActionSerializer,
+        responses={201: ItemSerializer, 200: ItemSerializer},
+        description="Add an influence action (201); the same key again answers the item it "
+        "made (200) and changes nothing.",
+    )
     @action(detail=True, methods=["post"])
     def actions(self, request: Request, slug: str, pk: str) -> Response:
         submission = self._own()
+        known = _item_ids(submission)
         body = ActionSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         values = dict(body.validated_data)
@@ -326,7 +339,7 @@ class SubmissionViewSet(
             description=values.get("description", ""),
             lender=lender,
         )
-        return Response(ItemSerializer(item).data, status=201)
+        return Response(ItemSerializer(item).data, status=200 if item.pk in known else 201)
 
     @extend_schema(request=WithdrawSerializer, responses={200: ItemSerializer})
     @action(detail=True, methods=["post"])
@@ -340,17 +353,24 @@ class SubmissionViewSet(
         item = services.item_withdraw(item=item, by=chronicle_access.acting_user(request.user))
         return Response(ItemSerializer(item).data)
 
-    @extend_schema(request=PowerSerializer, responses={201: ItemSerializer})
+    @extend_schema(
+        request=PowerSerializer,
+        responses={201: ItemSerializer, 200: ItemSerializer},
+        description="Add a power used in downtime (201); the same key again answers the item "
+        "it made (200) and changes nothing.",
+    )
     @action(detail=True, methods=["post"])
     def powers(self, request: Request, slug: str, pk: str) -> Response:
         body = PowerSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        submission = self._own()
+        known = _item_ids(submission)
         item = services.power_add(
-            submission=self._own(),
+            submission=submission,
             by=chronicle_access.acting_user(request.user),
             **body.validated_data,
         )
-        return Response(ItemSerializer(item).data, status=201)
+        return Response(ItemSerializer(item).data, status=200 if item.pk in known else 201)
 
     @extend_schema(request=LoanSerializer, responses={201: None})
     @action(detail=True, methods=["post"])

@@ -18,7 +18,7 @@ from rest_framework.routers import SimpleRouter
 
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
-from chronicle.api import _InChronicle
+from chronicle.api import _InChronicle, created_status, last_id
 from chronicle.models import Cycle
 
 from ..models import ReportPick, Submission, SubmissionStatus
@@ -192,9 +192,9 @@ class ReportPickViewSet(
 
     @extend_schema(
         request=ReportPickInputSerializer,
-        responses={201: ReportPickSerializer},
+        responses={201: ReportPickSerializer, 200: ReportPickSerializer},
         description="Pick a submitted downtime's game report (DT-05). A 5th pick in a cycle is "
-        "refused; picking the same report twice gives one pick.",
+        "refused; picking the same report twice gives one pick (the second answers it, 200).",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = ReportPickInputSerializer(data=request.data)
@@ -209,13 +209,14 @@ class ReportPickViewSet(
             raise serializers.ValidationError(
                 {"submission": gettext("No submitted downtime of this chronicle has that id.")}
             )
+        before = last_id(ReportPick)
         pick = services.report_pick(
             submission=submission,
             by=chronicle_access.acting_user(request.user),
             sanitized_text=data["sanitized_text"],
             published=data["published"],
         )
-        return self._out(pick, status.HTTP_201_CREATED)
+        return self._out(pick, created_status(pick, before))
 
     @extend_schema(request=ReportPickUpdateSerializer, responses={200: ReportPickSerializer})
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -32,8 +32,9 @@ from characters.models import (
 from characters.services.common import refusal
 from characters.services.influence import influence_spend
 from characters.services.notify import notify
+from chronicle import rules as chronicle_rules
 from chronicle.access import STAFF_ROLES
-from chronicle.models import Cycle, Membership
+from chronicle.models import Cycle, Game, Membership
 from chronicle.moments import moment_text
 
 from .. import ledger_words
@@ -212,6 +213,25 @@ def desk_release(*, cycle: Cycle, by: User | None, now: dt.datetime | None = Non
     ).update(released_at=now, version=F("version") + 1, updated_at=now)
 
 
+def check_at_game_moment(cycle: Cycle, moment: dt.datetime, field: str = "requested_at") -> None:
+    """INF-04: a moment typed for a game's request must fall in that game's window
+    (`chronicle.rules.at_game_window`): refused beside `field` otherwise (the year 1, a moment of
+    another cycle)."""
+    game = cycle.game
+    previous = (
+        Game.objects.filter(chronicle_id=cycle.chronicle_id, date__lt=game.date)
+        .order_by("-date")
+        .values_list("date", flat=True)
+        .first()
+    )
+    tz = cycle.chronicle.tz
+    opens, closes = chronicle_rules.at_game_window(game.date, previous, cycle.deadline_at, tz)
+    try:
+        chronicle_rules.check_moment_in_window(moment, opens=opens, closes=closes, tz=tz)
+    except ValueError as exc:
+        raise ValidationError({field: str(exc)}) from None
+
+
 @transaction.atomic
 def at_game_request_record(
     *,
@@ -255,6 +275,7 @@ def at_game_request_record(
                 % {"max": DESCRIPTION_MAX}
             }
         )
+    check_at_game_moment(cycle, requested_at)
     if points < 0:
         raise ValidationError({"points": gettext("Points cannot be negative (INF-03).")})
     if points and not influence:

@@ -26,7 +26,7 @@ from characters.models import Character
 from characters.rules import INFLUENCE_TYPES
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
-from chronicle.api import _InChronicle
+from chronicle.api import _InChronicle, created_status, last_id
 from chronicle.models import Game, Membership
 
 from .. import access
@@ -277,14 +277,16 @@ class SearchViewSet(
 
     @extend_schema(
         request=SearchInputSerializer,
-        responses={201: SearchSerializer},
+        responses={201: SearchSerializer, 200: SearchSerializer},
         description="File a search (HAV-25b) naming the target in words; the answer is the "
-        "same whether or not the name matches anyone. Spends influence (INF-03).",
+        "same whether or not the name matches anyone. Spends influence (INF-03). The same key "
+        "again answers the search it filed (200) and changes nothing.",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = SearchInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        before = last_id(Search)
         search = services.search_submit(
             character=_own_character(self.membership, data["character"]),
             target_name=data["target_name"],
@@ -293,7 +295,7 @@ class SearchViewSet(
             by=chronicle_access.acting_user(request.user),
             key=_key(self.membership, data["key"]),
         )
-        return self._out(search, 201)
+        return self._out(search, created_status(search, before))
 
     @extend_schema(
         request=JoinInputSerializer,
@@ -446,10 +448,11 @@ class HavenAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericVi
 
     @extend_schema(
         request=HavenAttackInputSerializer,
-        responses={201: HavenAttackSerializer},
+        responses={201: HavenAttackSerializer, 200: HavenAttackSerializer},
         description="Attack a haven you found (HAV-25c), named by the id of your find (see "
         "finds). A find that is unknown, another's, lost, or from a search whose results are "
-        "not yet released is refused exactly like one that does not exist.",
+        "not yet released is refused exactly like one that does not exist. The same key again "
+        "answers the attack it made (200).",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         body = HavenAttackInputSerializer(data=request.data)
@@ -459,6 +462,7 @@ class HavenAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericVi
             _own_character(self.membership, data["character"]) if "character" in data else None
         )
         find = _own_find(self.membership, data["find"], attacker)
+        before = last_id(InfluenceAttack)
         try:
             attack = services.influence_attack_submit(
                 attacker=find.character,
@@ -470,7 +474,7 @@ class HavenAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.GenericVi
             )
         except DjangoValidationError as exc:
             raise _renamed(exc, "structure", "find") from None
-        return self._out(attack, 201)
+        return self._out(attack, created_status(attack, before))
 
     @extend_schema(request=None, responses={200: HavenAttackSerializer})
     @action(detail=True, methods=["post"])
@@ -582,7 +586,10 @@ class ReinforcementAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.G
         return Response(ReinforcementPreviewSerializer(preview).data)
 
     @extend_schema(
-        request=ReinforcementInputSerializer, responses={201: ReinforcementAttackSerializer}
+        request=ReinforcementInputSerializer,
+        responses={201: ReinforcementAttackSerializer, 200: ReinforcementAttackSerializer},
+        description="Record a reinforcement attack (HAV-26); the same key again answers the "
+        "one it recorded (200).",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         chronicle_access.require_staff(self.membership)
@@ -608,6 +615,7 @@ class ReinforcementAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.G
             )
             for row in data["attackers"]
         ]
+        before = last_id(ReinforcementAttack)
         attack = services.reinforcement_attack_record(
             structure=structure,
             game=game,
@@ -617,7 +625,9 @@ class ReinforcementAttackViewSet(_InChronicle, mixins.ListModelMixin, viewsets.G
             key=_key(self.membership, data["key"]),
             note=data["note"],
         )
-        return Response(ReinforcementAttackSerializer(attack).data, status=201)
+        return Response(
+            ReinforcementAttackSerializer(attack).data, status=created_status(attack, before)
+        )
 
 
 # --- Hidden objects (staff) ------------------------------------------------------------------
@@ -711,12 +721,18 @@ class HiddenObjectViewSet(
             raise Http404(_("No such object."))
         return obj
 
-    @extend_schema(request=HiddenObjectInputSerializer, responses={201: HiddenObjectSerializer})
+    @extend_schema(
+        request=HiddenObjectInputSerializer,
+        responses={201: HiddenObjectSerializer, 200: HiddenObjectSerializer},
+        description="Register a hidden object; the same key again answers the one it "
+        "registered (200).",
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         chronicle_access.require_staff(self.membership)
         body = HiddenObjectInputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        before = last_id(HiddenObject)
         obj = services.hidden_object_register(
             chronicle=self.membership.chronicle,
             hider=_chronicle_character(self.membership, data["hider"], "hider"),
@@ -728,7 +744,7 @@ class HiddenObjectViewSet(
             by=chronicle_access.acting_user(request.user),
             key=_key(self.membership, data["key"]) if data["key"] else "",
         )
-        return Response(HiddenObjectSerializer(obj).data, status=201)
+        return Response(HiddenObjectSerializer(obj).data, status=created_status(obj, before))
 
     @extend_schema(request=None, responses={200: HiddenObjectSerializer})
     @action(detail=True, methods=["post"])

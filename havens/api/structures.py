@@ -20,11 +20,11 @@ from rest_framework.routers import SimpleRouter
 from characters.models import Character
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
-from chronicle.api import _InChronicle
+from chronicle.api import _InChronicle, created_status, last_id
 from chronicle.models import Game
 
 from .. import access, rules, selectors
-from ..models import Attribute, Project, ProjectStatus, Structure
+from ..models import Attribute, Contribution, Project, ProjectStatus, Structure
 from ..services import ownership as services
 
 # Plain strings with the values in help texts, not enums: "kind" and "status" name other
@@ -265,6 +265,7 @@ class StructureViewSet(
 
     serializer_class = HavenStructureSerializer
     lookup_value_regex = r"\d+"
+    unpaginated_actions = ("list",)  # a bare array: a member has a handful of havens
 
     def get_queryset(self) -> QuerySet[Structure]:
         return access.structures_visible_to(self.membership).order_by("name", "pk")
@@ -339,11 +340,13 @@ class StructureViewSet(
 
     @extend_schema(
         request=HavenDesignInputSerializer,
-        responses={201: HavenStructureSerializer},
-        description="Plan a haven (HAV-01, HAV-23); refused with every rule problem.",
+        responses={201: HavenStructureSerializer, 200: HavenStructureSerializer},
+        description="Plan a haven (HAV-01, HAV-23); refused with every rule problem. The same "
+        "key again answers the haven it planned (200) and changes nothing.",
     )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = self._body(HavenDesignInputSerializer)
+        before = last_id(Structure)
         structure = services.structure_design(
             character=self._character(data["character"]),
             by=chronicle_access.acting_user(request.user),
@@ -358,7 +361,7 @@ class StructureViewSet(
         # A replayed key returns the first haven: through access, in case it has since
         # changed hands (HAV-04).
         structure = access.structure_for(self.membership, structure.pk)
-        return Response(self._out(structure), status=201)
+        return Response(self._out(structure), status=created_status(structure, before))
 
     @extend_schema(
         request=HavenCheckInputSerializer,
@@ -407,9 +410,9 @@ class StructureViewSet(
 
     @extend_schema(
         request=HavenContributeInputSerializer,
-        responses={201: HavenContributionSerializer},
+        responses={201: HavenContributionSerializer, 200: HavenContributionSerializer},
         description="Pay influence into a project of this haven (HAV-02, INF-03); the same "
-        "key twice pays once.",
+        "key twice pays once (the replay answers the first payment, 200).",
     )
     @action(detail=True, methods=["post"])
     def contribute(self, request: Request, slug: str, pk: str) -> Response:
@@ -418,6 +421,7 @@ class StructureViewSet(
         project = structure.projects.filter(pk=data["project"]).first()
         if project is None:
             raise serializers.ValidationError({"project": _("This haven has no such project.")})
+        before = last_id(Contribution)
         contribution = services.project_contribute(
             project=project,
             character=self._character(data["character"]),
@@ -426,7 +430,10 @@ class StructureViewSet(
             by=chronicle_access.acting_user(request.user),
             key=f"{request.user.pk}:{data['key']}",
         )
-        return Response(HavenContributionSerializer(contribution).data, status=201)
+        return Response(
+            HavenContributionSerializer(contribution).data,
+            status=created_status(contribution, before),
+        )
 
     @extend_schema(request=HavenRepairInputSerializer, responses={201: HavenProjectSerializer})
     @action(detail=True, methods=["post"])

@@ -122,6 +122,9 @@ def test_list_shows_a_player_only_their_own_drafts(
 
 
 def test_list_costs_the_same_for_many_drafts(world: Any, django_assert_num_queries: Any) -> None:
+    # More drafts than a player may open by default (issue 16's limit, a house setting).
+    world.chronicle.house_rule_overrides = {"open_drafts_per_player": 8}
+    world.chronicle.save(update_fields=["house_rule_overrides"])
     for n in range(8):
         make_draft(world, dataclasses.replace(TOREADOR, name=f"Draft {n}"))
     alice = api(world, "player_alice")

@@ -300,6 +300,9 @@ def test_pages_cost_the_same_whatever_the_data(
 ) -> None:
     import dataclasses
 
+    # More drafts than a player may open by default (issue 16's limit, a house setting).
+    world.chronicle.house_rule_overrides = {"open_drafts_per_player": drafts}
+    world.chronicle.save(update_fields=["house_rule_overrides"])
     for n in range(drafts):
         make_draft(world, dataclasses.replace(TOREADOR, name=f"Draft {n}"))
     character = Character.objects.order_by("pk").first()

@@ -275,6 +275,8 @@ def _scrub(body: bytes, path: str) -> str:
     language switcher comes back to it)."""
     text = re.sub(r'"X-CSRFToken": "[^"]*"', "", body.decode())
     text = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", text)
+    # The CSP nonce, new on every response (its attributes and htmx's config).
+    text = re.sub(r'(nonce="|Nonce": ")[^"]*"', "", text)
     return text.replace(path, "PATH")
 
 

@@ -240,7 +240,8 @@ def test_attendance_api_refuses_strangers_by_name(world: World) -> None:
         pytest.param("limit=99999999999999999999999", 200, id="huge-limit-capped"),
         pytest.param("offset=99999999999999999999", 400, id="huge-offset"),
         pytest.param(f"offset={2**63}", 400, id="offset-past-bigint"),
-        pytest.param("limit=abc", 200, id="nonsense-limit-ignored"),
+        # Issue 16: an invalid value answers 400, never a silent default.
+        pytest.param("limit=abc", 400, id="nonsense-limit-refused"),
     ],
 )
 def test_paging_numbers_never_reach_the_database_unchecked(
@@ -249,7 +250,7 @@ def test_paging_numbers_never_reach_the_database_unchecked(
     response = world.client("storyteller").get(f"/api/chronicles/nightfall/games/?{query}")
     assert response.status_code == status, response.content
     if status == 400:
-        assert "offset" in response.json()["error"]["fields"]
+        assert query.split("=")[0] in response.json()["error"]["fields"]
 
 
 def test_a_games_number_cannot_change(world: World) -> None:

@@ -16,6 +16,7 @@ from django.db import connection
 from chronicle import services
 from chronicle.models import Cycle, CycleStatus, CycleTransition
 from tests.conftest import World
+from tests.invariants import assert_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -50,6 +51,7 @@ def test_eight_concurrent_sweeps_close_each_cycle_once(postgres: None, world: Wo
     assert sorted(closed) == sorted([world.game.cycle.pk, world.other_game.cycle.pk])
     assert CycleTransition.objects.count() == 2
     assert set(Cycle.objects.values_list("status", flat=True)) == {CycleStatus.CLOSED}
+    assert_invariants()
 
 
 def test_storytellers_and_the_task_race_to_close(postgres: None, world: World) -> None:
@@ -66,3 +68,4 @@ def test_storytellers_and_the_task_race_to_close(postgres: None, world: World) -
     assert not [r for r in results if isinstance(r, Exception)], results
     assert results.count(True) == 1
     assert CycleTransition.objects.filter(cycle=cycle).count() == 1
+    assert_invariants()

@@ -12,6 +12,7 @@ from chronicle.models import Invitation, Membership
 from chronicle.services import people
 from tests.concurrency.test_purchase_approve import run_together
 from tests.conftest import PASSWORD, World
+from tests.invariants import assert_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -34,3 +35,4 @@ def test_a_link_followed_twice_at_once_joins_once(postgres: None, world: World) 
     assert get_user_model().objects.filter(username__startswith="nina").count() == 1
     assert Membership.objects.filter(chronicle=world.chronicle, user=joined[0].user).count() == 1
     assert Invitation.objects.get().accepted_by == joined[0].user
+    assert_invariants()

@@ -23,6 +23,7 @@ from characters.models import Approval, Character, PurchaseStatus, XpEntry, XpKi
 from characters.services import ledger
 from characters.services.purchases import purchase_approve, purchase_request
 from tests.conftest import World
+from tests.invariants import assert_invariants, broken_invariants
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -106,6 +107,10 @@ def test_naive_read_then_write_approval_races(postgres: None, world: World) -> N
     assert results == [True, True]
     assert XpEntry.objects.filter(kind=XpKind.PURCHASE).count() == 2
     assert balance(world) == Decimal(-2)
+    # The invariants see what the race left: a balance below zero, a purchase without its entry.
+    out = broken_invariants()
+    assert "xp_balances: 1 mismatch" in out
+    assert "xp_purchases: 1 mismatch" in out
 
 
 def test_two_storytellers_approving_the_same_purchase_write_one_entry(
@@ -133,6 +138,7 @@ def test_two_storytellers_approving_the_same_purchase_write_one_entry(
     assert balance(world) == Decimal(1)
     character.refresh_from_db()
     assert character.willpower == 3
+    assert_invariants()
 
 
 def test_concurrent_approvals_of_different_purchases_never_overspend(
@@ -169,3 +175,4 @@ def test_concurrent_approvals_of_different_purchases_never_overspend(
     assert XpEntry.objects.filter(kind=XpKind.PURCHASE).count() == 3
     assert XpPurchase.objects.filter(status=PurchaseStatus.APPROVED).count() == 3
     assert balance(world) == Decimal(1)
+    assert_invariants()

@@ -308,6 +308,8 @@ def _scrub(body: bytes) -> str:
     text = body.decode(errors="replace")
     text = re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", text)
     text = re.sub(r'"X-CSRFToken": "[^"]*"', "", text)
+    # The CSP nonce, new on every response (its attributes and htmx's config).
+    text = re.sub(r'(nonce="|Nonce": ")[^"]*"', "", text)
     return re.sub(r"\b\d{5,}\b", "", text)
 
 

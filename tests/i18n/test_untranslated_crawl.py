@@ -23,7 +23,7 @@ from django.http import HttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils.formats import get_format
-from rest_framework.authtoken.models import Token
+from knox.models import AuthToken
 
 from characters.models import Character
 from chronicle.services.account import profile_language_set
@@ -144,8 +144,8 @@ def test_a_token_caller_reads_refusals_in_their_saved_language(world: World) -> 
     """A script with a token has no session: its owner's saved language still decides, with
     no query more than English costs."""
     alice = world.users["player_alice"]
-    token = Token.objects.create(user=alice)
-    caller = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _token, key = AuthToken.objects.create(user=alice)
+    caller = Client(HTTP_AUTHORIZATION=f"Token {key}")
     path = "/api/chronicles/nightfall/games/"
     with CaptureQueriesContext(connection) as english:
         in_english = caller.post(path, {"date": "2030-05-04"})

@@ -55,6 +55,7 @@ from chronicle.services import cycle_close
 from downtimes.models import ChunkStatus, Outcome, ResolutionRun, RunStatus, StepChunk
 from downtimes.services import pipeline
 from havens.models import Find, Search, Structure
+from tests.invariants import assert_invariants
 
 from .digest import digest, dump
 from .workers import (
@@ -137,6 +138,7 @@ def test_a_real_worker_gives_the_inline_digest(
     assert_once(run)
     assert StepChunk.objects.filter(run=run, step="awards").count() > 1  # really chunked
     assert_same(released(month), expected)
+    assert_invariants()
 
 
 def test_sigkill_mid_chunk_then_the_sweeper_gives_the_same_digest(
@@ -181,6 +183,7 @@ def test_sigkill_mid_chunk_then_the_sweeper_gives_the_same_digest(
     wait_for(lambda: run_done(run), RUN_DEADLINE, "the run finished after the sweep")
     assert_once(run)
     assert_same(released(month), expected)
+    assert_invariants()
 
 
 def restart_postgresql() -> None:
@@ -226,6 +229,7 @@ def test_postgresql_restarted_mid_chunk_the_retry_gives_the_same_digest(
     assert (chunk.status, chunk.attempts) == (ChunkStatus.DONE, 1)
     assert_once(run)
     assert_same(released(month), expected)
+    assert_invariants()
 
 
 @pytest.mark.parametrize(
@@ -289,6 +293,7 @@ def test_without_acks_late_a_killed_pool_process_loses_its_chunk_until_the_sweep
         assert pipeline.pipeline_sweep(now=later) >= 1
         wait_for(lambda: run_done(run), RUN_DEADLINE, "the run finished after the sweep")
     assert_once(run)
+    assert_invariants()
 
 
 # --- The demo chronicle (seed_demo) ------------------------------------------------------------
@@ -415,6 +420,7 @@ def test_the_demo_resolved_by_a_real_worker_gives_the_inline_digest(
     flush(broker)
 
     assert_same(by_worker, demo_inline(broker))
+    assert_invariants()
 
 
 # --- The demo, killed inside its havens chunk ----------------------------------------------------
@@ -557,3 +563,4 @@ def test_sigkill_in_the_demos_havens_chunk_then_the_sweeper_gives_the_same_diges
     wait_for(lambda: run_done(run), RUN_DEADLINE, "the run finished after the sweep")
     assert_once(run)
     assert_same(demo_released(demo), expected)
+    assert_invariants()

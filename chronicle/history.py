@@ -1,0 +1,246 @@
+"""The History tab (issue 16): the events django-pghistory recorded for one character, haven,
+submission or desk item, as rows a storyteller reads: when, who, what changed (old → new).
+
+Storytellers and admins of the chronicle only: players get 404 (the tab shows storyteller-only
+fields such as `st_notes`). The events are read through pghistory's aggregate `Events` query
+(one query per page whatever the number of events: the diff with each event's previous one
+is computed in SQL), plus one count for the pager and one query for the users named.
+History is recorded on PostgreSQL only (chronicle/tracking.py); elsewhere the page says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.apps import apps
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.paginator import Page, Paginator
+from django.db import models
+from django.http import Http404
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+
+from characters.models import Character
+from downtimes.models import DeskItem, Submission
+from havens.models import Structure
+
+from . import access
+from .history_context import recording
+from .models import Membership
+
+PAGE_SIZE = 50
+PIPELINE_TASKS = ("downtimes.tasks.resolve_chunk", "downtimes.tasks.sweep_pipeline")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a History tab can be about: the tracked model, the event models shown with it
+    (the object's own and those of its records, found by their key to the object), and how
+    an object of one chronicle is found."""
+
+    model: type[models.Model]
+    event_models: tuple[str, ...]
+    chronicle_path: str
+    title: Any
+
+
+SUBJECTS: dict[str, Subject] = {
+    "character": Subject(
+        Character,
+        (
+            "characters.CharacterHistory",
+            "characters.TitleHistory",
+            "characters.DisciplineLevelHistory",
+            "characters.RitualHistory",
+            "characters.DisadvantageHistory",
+            "characters.ItemHistory",
+        ),
+        "chronicle",
+        _("History of %(name)s"),
+    ),
+    "haven": Subject(
+        Structure,
+        (
+            "havens.StructureHistory",
+            "havens.AttributeHistory",
+            "havens.OwnershipHistory",
+            "havens.ProjectHistory",
+        ),
+        "chronicle",
+        _("History of %(name)s"),
+    ),
+    "submission": Subject(
+        Submission,
+        ("downtimes.SubmissionHistory", "downtimes.DeskItemHistory"),
+        "cycle__chronicle",
+        _("History of %(name)s"),
+    ),
+    "desk-item": Subject(
+        DeskItem, ("downtimes.DeskItemHistory",), "cycle__chronicle", _("History of %(name)s")
+    ),
+}
+
+
+@dataclass
+class Change:
+    label: str
+    old: str
+    new: str
+
+
+@dataclass
+class HistoryRow:
+    at: Any
+    who: str
+    what: str
+    action: str
+    via: str
+    changes: list[Change] = field(default_factory=list)
+
+
+def subject_for(membership: Membership, kind: str, pk: int) -> tuple[Subject, models.Model]:
+    """The object of the tab: 404 for a player (the tab is the storytellers'), for an unknown
+    kind and for an object of another chronicle."""
+    subject = SUBJECTS.get(kind)
+    if subject is None or not access.is_staff(membership) or not 0 < pk < 2**31:
+        raise Http404(gettext("No such history."))
+    try:
+        obj = subject.model._default_manager.get(
+            pk=pk, **{subject.chronicle_path: membership.chronicle}
+        )
+    except ObjectDoesNotExist:
+        raise Http404(gettext("No such history.")) from None
+    return subject, obj
+
+
+ACTIONS = {
+    "insert": _("created"),
+    "update": _("changed"),
+    "delete": _("deleted"),
+}
+
+
+def _show(model_field: models.Field | None, value: Any) -> str:
+    """A stored value as the page shows it: a choice by its label, a moment in the
+    chronicle's zone (the page renders under it), empty as a dash."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if model_field is not None and model_field.choices:
+        labels = {str(key): label for key, label in model_field.flatchoices}
+        return str(labels.get(str(value), value))
+    if isinstance(model_field, models.BooleanField):
+        return gettext("yes") if value else gettext("no")
+    if isinstance(model_field, models.DateTimeField) and isinstance(value, str):
+        from django.utils import formats, timezone
+
+        moment = parse_datetime(value)
+        if moment is not None:
+            return str(formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT"))
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _field(model: type[models.Model], column: str) -> models.Field | None:
+    for model_field in model._meta.concrete_fields:
+        if model_field.column == column or model_field.attname == column:
+            return model_field
+    return None
+
+
+def _label(model: type[models.Model], column: str) -> str:
+    model_field = _field(model, column)
+    if model_field is None:
+        return column
+    return str(model_field.verbose_name)
+
+
+def _who(context: dict[str, Any] | None, users: dict[int, str]) -> tuple[str, str]:
+    """Who made the change and through what: a person and the request, or a task."""
+    context = context or {}
+    task = context.get("task")
+    if task:
+        # The pipeline's tasks (close, resolve, release) are the between-games run.
+        if str(task).startswith(PIPELINE_TASKS):
+            return gettext("the between-games run"), str(task)
+        return gettext("a background task"), str(task)
+    user_id = context.get("user")
+    who = users.get(int(user_id), gettext("someone")) if user_id else gettext("the system")
+    via = f"{context.get('method', '')} {context.get('url', '')}".strip()
+    return who, via
+
+
+def _user_names(user_ids: set[int]) -> dict[int, str]:
+    if not user_ids:
+        return {}
+    user_model = get_user_model()
+    return {
+        user.pk: (user.get_full_name() or user.get_username())
+        for user in user_model._default_manager.filter(pk__in=user_ids)
+    }
+
+
+def _rows(events: list[Any]) -> list[HistoryRow]:
+    user_ids = {
+        int(e.pgh_context["user"])
+        for e in events
+        if e.pgh_context and e.pgh_context.get("user") and not e.pgh_context.get("task")
+    }
+    users = _user_names(user_ids)
+    rows = []
+    for event in events:
+        model = apps.get_model(event.pgh_obj_model)
+        who, via = _who(event.pgh_context, users)
+        data = event.pgh_data or {}
+        name = str(data.get("name") or data.get("title") or "")
+        what = str(model._meta.verbose_name).capitalize()
+        if name:
+            what = f"{what} “{name}”"
+        changes: list[Change] = []
+        if event.pgh_label == "update":
+            for column, (old, new) in sorted((event.pgh_diff or {}).items()):
+                model_field = _field(model, column)
+                changes.append(
+                    Change(_label(model, column), _show(model_field, old), _show(model_field, new))
+                )
+        rows.append(
+            HistoryRow(
+                at=event.pgh_created_at,
+                who=who,
+                what=what,
+                action=str(ACTIONS.get(event.pgh_label, event.pgh_label)),
+                via=via,
+                changes=changes,
+            )
+        )
+    return rows
+
+
+def history_page(subject: Subject, obj: models.Model, page_number: Any) -> tuple[Page, list[Any]]:
+    """One page of the object's history, newest first (50 a page): the pager's page and its
+    rows. Three queries whatever the number of events (count, page, users named)."""
+    if not recording():
+        empty: Page = Paginator([], PAGE_SIZE).get_page(1)
+        return empty, []
+    from pghistory.models import Events
+
+    events = (
+        Events.objects.references(obj)
+        .across(*subject.event_models)
+        .order_by("-pgh_created_at", "-pgh_id")
+    )
+    page = Paginator(events, PAGE_SIZE).get_page(page_number)
+    return page, _rows(list(page.object_list))
+
+
+def subject_title(subject: Subject, obj: models.Model) -> str:
+    return str(subject.title) % {"name": obj}
+
+
+# The datetime of an event as stored, so tests and callers can compare.
+__all__ = ["SUBJECTS", "HistoryRow", "history_page", "subject_for", "subject_title"]
