@@ -10,22 +10,23 @@ History is recorded on PostgreSQL only (chronicle/tracking.py); elsewhere the pa
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ObjectDoesNotExist
 from django.core.paginator import Page, Paginator
 from django.db import models
 from django.http import Http404
+from django.urls import reverse
 from django.utils.dateparse import parse_datetime
+from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
-
-from characters.models import Character
-from downtimes.models import DeskItem, Submission
-from havens.models import Structure
 
 from . import access
 from .history_context import recording
@@ -37,51 +38,27 @@ PIPELINE_TASKS = ("downtimes.tasks.resolve_chunk", "downtimes.tasks.sweep_pipeli
 
 @dataclass(frozen=True)
 class Subject:
-    """What a History tab can be about: the tracked model, the event models shown with it
-    (the object's own and those of its records, found by their key to the object), and how
-    an object of one chronicle is found."""
+    """What a History tab can be about: the event models shown with it (the object's own and
+    those of its records, found by their key to the object), how a storyteller's object of one
+    chronicle is found (the app's own access check: 404 otherwise), the page it belongs to (the
+    tab's way back) and the title. Each app declares its subjects in its `history_tabs` module,
+    so the chronicle app names no app above it (DESIGN, the way the export finds portability)."""
 
-    model: type[models.Model]
     event_models: tuple[str, ...]
-    chronicle_path: str
+    find: Callable[[Membership, int], models.Model]
+    page_url: str
     title: Any
 
 
-SUBJECTS: dict[str, Subject] = {
-    "character": Subject(
-        Character,
-        (
-            "characters.CharacterHistory",
-            "characters.TitleHistory",
-            "characters.DisciplineLevelHistory",
-            "characters.RitualHistory",
-            "characters.DisadvantageHistory",
-            "characters.ItemHistory",
-        ),
-        "chronicle",
-        _("History of %(name)s"),
-    ),
-    "haven": Subject(
-        Structure,
-        (
-            "havens.StructureHistory",
-            "havens.AttributeHistory",
-            "havens.OwnershipHistory",
-            "havens.ProjectHistory",
-        ),
-        "chronicle",
-        _("History of %(name)s"),
-    ),
-    "submission": Subject(
-        Submission,
-        ("downtimes.SubmissionHistory", "downtimes.DeskItemHistory"),
-        "cycle__chronicle",
-        _("History of %(name)s"),
-    ),
-    "desk-item": Subject(
-        DeskItem, ("downtimes.DeskItemHistory",), "cycle__chronicle", _("History of %(name)s")
-    ),
-}
+@cache
+def subjects() -> dict[str, Subject]:
+    """Every installed app's `history_tabs.SUBJECTS`, by kind."""
+    found: dict[str, Subject] = {}
+    for config in apps.get_app_configs():
+        name = f"{config.name}.history_tabs"
+        if importlib.util.find_spec(name):
+            found.update(getattr(importlib.import_module(name), "SUBJECTS", {}))
+    return found
 
 
 @dataclass
@@ -104,16 +81,10 @@ class HistoryRow:
 def subject_for(membership: Membership, kind: str, pk: int) -> tuple[Subject, models.Model]:
     """The object of the tab: 404 for a player (the tab is the storytellers'), for an unknown
     kind and for an object of another chronicle."""
-    subject = SUBJECTS.get(kind)
+    subject = subjects().get(kind)
     if subject is None or not access.is_staff(membership) or not 0 < pk < 2**31:
         raise Http404(gettext("No such history."))
-    try:
-        obj = subject.model._default_manager.get(
-            pk=pk, **{subject.chronicle_path: membership.chronicle}
-        )
-    except ObjectDoesNotExist:
-        raise Http404(gettext("No such history.")) from None
-    return subject, obj
+    return subject, subject.find(membership, pk)
 
 
 ACTIONS = {
@@ -153,11 +124,41 @@ def _field(model: type[models.Model], column: str) -> models.Field | None:
     return None
 
 
+# The chronicle app's field labels where the model's own are Django's untranslated defaults;
+# each app above declares its own in `history_tabs.LABELS`.
+LABELS = {
+    "at": _("At"),
+    "effective_game": _("Effective from game"),
+    "house_rule_overrides": _("House-rule settings"),
+    "house_rule_schedule": _("Scheduled house-rule changes"),
+    "joined_at": _("Joined at"),
+    "published_game": _("Published at game"),
+    "slug": _("Address name"),
+    "timezone": _("Time zone"),
+    "to_default": _("Back to the default"),
+}
+
+
+@cache
+def labels() -> dict[str, dict[str, Any]]:
+    """Field labels by app label: the chronicle app's and each app's `history_tabs.LABELS`."""
+    found: dict[str, dict[str, Any]] = {"chronicle": LABELS}
+    for config in apps.get_app_configs():
+        name = f"{config.name}.history_tabs"
+        if importlib.util.find_spec(name):
+            found[config.label] = getattr(importlib.import_module(name), "LABELS", {})
+    return found
+
+
 def _label(model: type[models.Model], column: str) -> str:
     model_field = _field(model, column)
     if model_field is None:
         return column
-    return str(model_field.verbose_name)
+    label = labels().get(model._meta.app_label, {}).get(model_field.name)
+    if label is not None:
+        return str(label)
+    # Django's default label ("game report") is the form label the catalogs already translate.
+    return gettext(capfirst(str(model_field.verbose_name)))
 
 
 def _who(context: dict[str, Any] | None, users: dict[int, str]) -> tuple[str, str]:
@@ -198,7 +199,8 @@ def _rows(events: list[Any]) -> list[HistoryRow]:
         who, via = _who(event.pgh_context, users)
         data = event.pgh_data or {}
         name = str(data.get("name") or data.get("title") or "")
-        what = str(model._meta.verbose_name).capitalize()
+        # A model's default name ("desk item") is translated as the catalogs' label for it.
+        what = gettext(capfirst(str(model._meta.verbose_name)))
         if name:
             what = f"{what} “{name}”"
         changes: list[Change] = []
@@ -242,5 +244,18 @@ def subject_title(subject: Subject, obj: models.Model) -> str:
     return str(subject.title) % {"name": obj}
 
 
+def subject_url(subject: Subject, membership: Membership, obj: models.Model) -> str:
+    """The page the tab belongs to: the History page links back to it."""
+    return reverse(subject.page_url, args=[membership.chronicle.slug, obj.pk])
+
+
 # The datetime of an event as stored, so tests and callers can compare.
-__all__ = ["SUBJECTS", "HistoryRow", "history_page", "subject_for", "subject_title"]
+__all__ = [
+    "HistoryRow",
+    "Subject",
+    "history_page",
+    "subject_for",
+    "subject_title",
+    "subject_url",
+    "subjects",
+]

@@ -22,6 +22,8 @@ def object_history(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpR
         "chronicle/history.html",
         membership,
         title=history.subject_title(subject, obj),
+        back_url=history.subject_url(subject, membership, obj),
+        object_name=str(obj),
         page=page,
         rows=rows,
         recording=history.recording(),

@@ -145,9 +145,11 @@ def test_the_tab_shows_who_and_old_to_new(
     assert response.status_code == 200
     page = response.content.decode()
     assert "Willpower</strong>: 2 → 4" in page
-    assert "St notes</strong>: — → Owes the Prince." in page
+    assert "Storyteller notes</strong>: — → Owes the Prince." in page
     assert "storyteller" in page  # who: the storyteller's display name
     assert "POST " in page
+    # The way back to the sheet the tab belongs to.
+    assert f'href="{reverse("character_sheet", args=[world.chronicle.slug, lucien.pk])}"' in page
     assert "Title “Harpy” created" in page
     # Newest first: the title, then the raw update, then the note.
     assert page.index("Harpy") < page.index("2 → 4") < page.index("Owes the Prince.")
