@@ -58,4 +58,5 @@ LABELS = {
     "submitted_at": _("Submitted at"),
     "underworld": _("Underworld influence"),
     "xp_spent_before_rebuild": _("XP spent before the rebuild"),
+    "Disadvantage": _("Disadvantage"),
 }

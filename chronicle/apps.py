@@ -19,6 +19,11 @@ class ChronicleConfig(AppConfig):
 
         rules.install_translations(translation.gettext, translation.ngettext)
 
+        # A JSON body's string and boolean fields take only strings and booleans (issue 16).
+        from . import api_json_types
+
+        api_json_types.install()
+
         # A password changed any way (account page, reset, admin) or an account deactivated
         # revokes every API token of the person (issue 16).
         from django.contrib.auth.models import User

@@ -31,6 +31,7 @@ from django.utils.translation import gettext_lazy as _
 from . import access
 from .history_context import recording
 from .models import Membership
+from .moments import moment_text
 
 PAGE_SIZE = 50
 PIPELINE_TASKS = ("downtimes.tasks.resolve_chunk", "downtimes.tasks.sweep_pipeline")
@@ -51,13 +52,22 @@ class Subject:
 
 
 @cache
-def subjects() -> dict[str, Subject]:
-    """Every installed app's `history_tabs.SUBJECTS`, by kind."""
-    found: dict[str, Subject] = {}
+def tab_modules() -> dict[str, Any]:
+    """Every installed app's `history_tabs` module, by app label."""
+    found = {}
     for config in apps.get_app_configs():
         name = f"{config.name}.history_tabs"
         if importlib.util.find_spec(name):
-            found.update(getattr(importlib.import_module(name), "SUBJECTS", {}))
+            found[config.label] = importlib.import_module(name)
+    return found
+
+
+@cache
+def subjects() -> dict[str, Subject]:
+    """Every installed app's `history_tabs.SUBJECTS`, by kind."""
+    found: dict[str, Subject] = {}
+    for module in tab_modules().values():
+        found.update(getattr(module, "SUBJECTS", {}))
     return found
 
 
@@ -94,9 +104,9 @@ ACTIONS = {
 }
 
 
-def _show(model_field: models.Field | None, value: Any) -> str:
+def _show(model_field: models.Field | None, value: Any, where: Any) -> str:
     """A stored value as the page shows it: a choice by its label, a moment in the
-    chronicle's zone (the page renders under it), empty as a dash."""
+    chronicle's zone (`where`), empty as a dash."""
     if value is None or value == "" or value == [] or value == {}:
         return "—"
     if model_field is not None and model_field.choices:
@@ -105,11 +115,9 @@ def _show(model_field: models.Field | None, value: Any) -> str:
     if isinstance(model_field, models.BooleanField):
         return gettext("yes") if value else gettext("no")
     if isinstance(model_field, models.DateTimeField) and isinstance(value, str):
-        from django.utils import formats, timezone
-
         moment = parse_datetime(value)
         if moment is not None:
-            return str(formats.date_format(timezone.localtime(moment), "DATETIME_FORMAT"))
+            return moment_text(moment, where)
     if isinstance(value, (dict, list)):
         import json
 
@@ -136,17 +144,18 @@ LABELS = {
     "slug": _("Address name"),
     "timezone": _("Time zone"),
     "to_default": _("Back to the default"),
+    "Membership": _("Membership"),
+    "HouseRuleChange": _("House-rule change"),
 }
 
 
 @cache
 def labels() -> dict[str, dict[str, Any]]:
-    """Field labels by app label: the chronicle app's and each app's `history_tabs.LABELS`."""
+    """Field labels by app label: the chronicle app's and each app's `history_tabs.LABELS`;
+    a model's own name under the key `Model` (its class name) in the same table."""
     found: dict[str, dict[str, Any]] = {"chronicle": LABELS}
-    for config in apps.get_app_configs():
-        name = f"{config.name}.history_tabs"
-        if importlib.util.find_spec(name):
-            found[config.label] = getattr(importlib.import_module(name), "LABELS", {})
+    for label, module in tab_modules().items():
+        found[label] = getattr(module, "LABELS", {})
     return found
 
 
@@ -186,7 +195,7 @@ def _user_names(user_ids: set[int]) -> dict[int, str]:
     }
 
 
-def _rows(events: list[Any]) -> list[HistoryRow]:
+def _rows(events: list[Any], where: Any) -> list[HistoryRow]:
     user_ids = {
         int(e.pgh_context["user"])
         for e in events
@@ -199,8 +208,10 @@ def _rows(events: list[Any]) -> list[HistoryRow]:
         who, via = _who(event.pgh_context, users)
         data = event.pgh_data or {}
         name = str(data.get("name") or data.get("title") or "")
-        # A model's default name ("desk item") is translated as the catalogs' label for it.
-        what = gettext(capfirst(str(model._meta.verbose_name)))
+        # A model's own name where its app gives one, else its default name ("item") as the
+        # catalogs' label for it.
+        own = labels().get(model._meta.app_label, {}).get(model.__name__)
+        what = str(own) if own is not None else gettext(capfirst(str(model._meta.verbose_name)))
         if name:
             what = f"{what} “{name}”"
         changes: list[Change] = []
@@ -208,7 +219,11 @@ def _rows(events: list[Any]) -> list[HistoryRow]:
             for column, (old, new) in sorted((event.pgh_diff or {}).items()):
                 model_field = _field(model, column)
                 changes.append(
-                    Change(_label(model, column), _show(model_field, old), _show(model_field, new))
+                    Change(
+                        _label(model, column),
+                        _show(model_field, old, where),
+                        _show(model_field, new, where),
+                    )
                 )
         rows.append(
             HistoryRow(
@@ -223,7 +238,9 @@ def _rows(events: list[Any]) -> list[HistoryRow]:
     return rows
 
 
-def history_page(subject: Subject, obj: models.Model, page_number: Any) -> tuple[Page, list[Any]]:
+def history_page(
+    subject: Subject, obj: models.Model, page_number: Any, where: Any = None
+) -> tuple[Page, list[Any]]:
     """One page of the object's history, newest first (50 a page): the pager's page and its
     rows. Three queries whatever the number of events (count, page, users named)."""
     if not recording():
@@ -237,7 +254,7 @@ def history_page(subject: Subject, obj: models.Model, page_number: Any) -> tuple
         .order_by("-pgh_created_at", "-pgh_id")
     )
     page = Paginator(events, PAGE_SIZE).get_page(page_number)
-    return page, _rows(list(page.object_list))
+    return page, _rows(list(page.object_list), where)
 
 
 def subject_title(subject: Subject, obj: models.Model) -> str:

@@ -177,8 +177,20 @@ def portables() -> list[Portable]:
     return [p for module in app_modules() for p in module.PORTABLE]
 
 
+# The History tab's event rows (chronicle/tracking.py) record this deployment's database: ids,
+# its users and its requests. The export carries each row's current state; a restored backup,
+# not an export, keeps the history.
+HISTORY_NOT_EXPORTED = "change history belongs to this deployment's database (backups keep it)"
+
+
 def not_exported() -> dict[type[models.Model], str]:
-    return {m: why for module in app_modules() for m, why in module.NOT_EXPORTED.items()}
+    from pghistory.models import Event
+
+    found = {m: why for module in app_modules() for m, why in module.NOT_EXPORTED.items()}
+    for model in apps.get_models():
+        if issubclass(model, Event) and model not in found:
+            found[model] = HISTORY_NOT_EXPORTED
+    return found
 
 
 # --- Rows as data ------------------------------------------------------------------------------

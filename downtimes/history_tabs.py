@@ -41,4 +41,5 @@ LABELS = {
     "target_structure": _("Target structure"),
     "target_text": _("Target, in words"),
     "withdrawn_at": _("Withdrawn at"),
+    "DeskItem": _("Desk item"),
 }

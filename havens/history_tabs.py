@@ -44,4 +44,5 @@ LABELS = {
     "started_at": _("Started at"),
     "started_cycle": _("Started in the downtime of"),
     "trigger": _("Trigger"),
+    "Project": _("Haven project"),
 }

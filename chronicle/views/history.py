@@ -16,7 +16,7 @@ from . import chronicle_page
 def object_history(request: HttpRequest, slug: str, kind: str, pk: int) -> HttpResponse:
     membership = access.membership_for(request.user, slug)
     subject, obj = history.subject_for(membership, kind, pk)
-    page, rows = history.history_page(subject, obj, request.GET.get("page"))
+    page, rows = history.history_page(subject, obj, request.GET.get("page"), membership.chronicle)
     return chronicle_page(
         request,
         "chronicle/history.html",

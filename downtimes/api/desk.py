@@ -243,12 +243,13 @@ class DeskItemViewSet(
         body.is_valid(raise_exception=True)
         cycle = self._cycle(body.validated_data["game"])
         by = chronicle_access.acting_user(request.user)
+        # Read (and so checked) even when `ids` names the items: an invalid filter is a 400.
+        filters = self._filters()
         if "ids" in body.validated_data:
             done = services.desk_bulk_update(
                 cycle=cycle, by=by, status=DeskStatus.APPROVED, ids=body.validated_data["ids"]
             )
         else:
-            filters = self._filters()
             done = services.desk_bulk_update(
                 cycle=cycle,
                 by=by,

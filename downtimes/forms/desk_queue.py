@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from characters.models import Character
 from chronicle.access import MAX_ID
+from chronicle.forms.widgets import FAST_RENDERER, long_select
 
 from ..selectors_desk import PICKED, character_label
 from .desk import AtGameRequestForm, DeskFilterForm
@@ -61,6 +62,14 @@ class CharacterPickField(forms.Field):
         raise ValidationError(self.error_messages[code], code=code)
 
 
+def _quick(form: forms.Form) -> None:
+    """The page's selects written in Python and its inputs without template includes
+    (chronicle.forms.widgets): the desk page draws these forms on every load."""
+    for field in form.fields.values():
+        if type(field.widget) is forms.Select:
+            long_select(field)
+
+
 def _picked_text(form: forms.Form, name: str) -> str:
     """What the type-ahead field shows once the form was validated: the picked character as
     "Name #id", else what was typed."""
@@ -71,6 +80,7 @@ def _picked_text(form: forms.Form, name: str) -> str:
 
 
 class DeskQueueFilterForm(DeskFilterForm):
+    default_renderer = FAST_RENDERER
     character = CharacterPickField(  # type: ignore[assignment]
         label=_("Character"), queryset=Character.objects.none(), required=False
     )
@@ -79,6 +89,7 @@ class DeskQueueFilterForm(DeskFilterForm):
         # Its own ids: the item form beside it has a "status" and an "assignee" too.
         kwargs.setdefault("auto_id", "desk-filter-%s")
         super().__init__(*args, **kwargs)
+        _quick(self)
 
     def character_text(self) -> str:
         self.is_valid()
@@ -86,6 +97,7 @@ class DeskQueueFilterForm(DeskFilterForm):
 
 
 class AtGameQueueForm(AtGameRequestForm):
+    default_renderer = FAST_RENDERER
     character = CharacterPickField(  # type: ignore[assignment]
         label=_("Character"), queryset=Character.objects.none()
     )
@@ -93,6 +105,7 @@ class AtGameQueueForm(AtGameRequestForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("auto_id", "at-game-%s")
         super().__init__(*args, **kwargs)
+        _quick(self)
 
     def character_text(self) -> str:
         if self.is_bound:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from typing import Any
 
 from django import forms
 from django.db.models import QuerySet
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from characters import rules as character_rules
@@ -163,6 +164,12 @@ class InfluenceActionForm(KeyedForm):
 def influence_uses_help() -> str:
     """INF-02 in a sentence per restricted action, read from the rules' one table: "Herd
     blood: Herd only. Occult research: Occult only. ... Every other action: any type."""
+    return _influence_uses_help(get_language())
+
+
+@functools.lru_cache(maxsize=32)
+def _influence_uses_help(language: str | None) -> str:
+    # Fixed rules, in words of the active language: written once per language and process.
     parts = []
     for action in character_rules.INFLUENCE_ACTIONS:
         accepted = character_rules.influence_types_for(action)

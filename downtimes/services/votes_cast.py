@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Prefetch
+from django.db.models import FilteredRelation, Prefetch, Q
 from django.utils.translation import gettext, gettext_noop
 
-from characters.models import Approval, Character, Status
+from characters.models import Approval, Status
 from chronicle.models import Attendance, Cycle, Membership, Role
 
 from .. import rules
@@ -70,26 +70,45 @@ class Cast:
 
 
 def cast_for(cycle: Cycle) -> Cast:
-    """The cast of the cycle's game, names sorted. Two queries, whatever the numbers."""
-    attended = Attendance.objects.filter(game_id=cycle.game_id)
+    """The cast of the cycle's game, names sorted. One query, whatever the numbers: the
+    sign-in sheet with each player's active, approved characters of the chronicle joined."""
     # Columns, not model instances: the whole sign-in sheet is read on every downtime page, and
     # building 600 instances of a 300-player game cost more than the rest of the page's reads.
-    players = [
-        # `person_name` from its columns: `User.get_full_name()`, or the username.
-        Nominee(id=pk, name=f"{first} {last}".strip() or username, player_id=pk)
-        for pk, first, last, username in attended.values_list(
-            "player_id", "player__first_name", "player__last_name", "player__username"
+    rows = (
+        Attendance.objects.filter(game_id=cycle.game_id)
+        .annotate(
+            played=FilteredRelation(
+                "player__characters",
+                condition=Q(
+                    player__characters__chronicle_id=cycle.chronicle_id,
+                    player__characters__status=Status.ACTIVE,
+                    player__characters__approval=Approval.APPROVED,
+                ),
+            )
         )
-    ]
-    characters = [
-        Nominee(id=pk, name=name, player_id=player_id)
-        for pk, name, player_id in Character.objects.filter(
-            chronicle_id=cycle.chronicle_id,
-            status=Status.ACTIVE,
-            approval=Approval.APPROVED,
-            player_id__in=attended.values("player_id"),
-        ).values_list("pk", "name", "player_id")
-    ]
+        .values_list(
+            "pk",
+            "player_id",
+            "player__first_name",
+            "player__last_name",
+            "player__username",
+            "played__id",
+            "played__name",
+        )
+    )
+    # One row per (line of the sheet, character of its player): each line and each
+    # character once.
+    lines: dict[int, Nominee] = {}
+    played: dict[int, Nominee] = {}
+    for line, pk, first, last, username, character_id, character_name in rows:
+        if line not in lines:
+            # `person_name` from its columns: `User.get_full_name()`, or the username.
+            name = f"{first} {last}".strip() or username
+            lines[line] = Nominee(id=pk, name=name, player_id=pk)
+        if character_id is not None:
+            played[character_id] = Nominee(id=character_id, name=character_name, player_id=pk)
+    players = list(lines.values())
+    characters = list(played.values())
     return Cast(
         game_number=cycle.game.number,
         characters=sorted(characters, key=lambda n: (n.name.casefold(), n.id)),

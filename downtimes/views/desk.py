@@ -30,6 +30,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from characters.models import INFLUENCE_CHOICES
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
+from chronicle.forms.widgets import FAST_RENDERER, render_fast
 from chronicle.models import Cycle, CycleStatus, Membership
 from chronicle.moments import moment_text
 from chronicle.views import chronicle_page
@@ -215,7 +216,7 @@ def _desk_context(
         "list_query": list_query,
         "status_query": _filters_query(data, cycle, leave_out="status"),
         "open_pk": open_pk,
-        "bulk_form": forms.BulkApproveForm(),
+        "bulk_form": forms.BulkApproveForm(renderer=FAST_RENDERER),
     }
 
 
@@ -248,6 +249,7 @@ def _pane_context(
 ) -> dict[str, Any]:
     if form is None:
         form = forms.DeskItemForm(initial=forms.DeskItemForm.initial_for(item), staff=staff)
+    render_fast(form)
     mine = DeskItem.objects.filter(cycle_id=item.cycle_id)
     previous, following = selectors.neighbours(filters.apply(mine), item)
     return {

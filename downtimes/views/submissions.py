@@ -29,6 +29,7 @@ from characters.models import INFLUENCE_CHOICES, Approval, Character, InfluenceL
 from characters.services.purchases import purchase_quote
 from chronicle import access as chronicle_access
 from chronicle.access import MAX_ID
+from chronicle.forms.widgets import render_fast
 from chronicle.models import Cycle, Membership
 from chronicle.services import current_downtime
 from chronicle.views import chronicle_page
@@ -49,6 +50,22 @@ from ..rules import CATEGORIES as VOTE_CATEGORIES
 from ..services import submissions as services
 
 TEMPLATE = "downtimes/submission_page.html"
+# What the page reads of the loans (their own columns, and who lends and borrows by name).
+_LOAN_FIELDS = (
+    *(f.name for f in InfluenceLoan._meta.concrete_fields),
+    "lender__id",
+    "lender__name",
+    "borrower__id",
+    "borrower__name",
+)
+# What the page shows of a submission's items: their own columns, the haven and lender by name.
+_ITEM_FIELDS = (
+    *(f.name for f in DeskItem._meta.concrete_fields),
+    "target_structure__id",
+    "target_structure__name",
+    "lender__id",
+    "lender__name",
+)
 
 
 # --- Lookups -----------------------------------------------------------------------------------
@@ -174,9 +191,11 @@ def _render(
     picks: dict[str, int] = {}
     if submission is not None:
         items = list(
-            submission.items.select_related("target_structure", "lender").order_by(
-                "created_at", "pk"
-            )
+            submission.items.select_related("target_structure", "lender")
+            # A row shows their names only: two whole characters and havens a row cost
+            # more to build the query for than to run it.
+            .only(*_ITEM_FIELDS)
+            .order_by("created_at", "pk")
         )
         votes = services.vote_choices(submission)
         picks = services.vote_picks(submission)
@@ -192,8 +211,9 @@ def _render(
         ),
         "action_form": InfluenceActionForm(
             initial={"key": key},
-            structures=_structures_for_player(membership),
-            lenders=_lenders(character, cycle),
+            # The selects show names only; a POST cleans with the whole rows (below).
+            structures=_structures_for_player(membership).only("pk", "name"),
+            lenders=_lenders(character, cycle).only("pk", "name"),
         ),
         "loan_form": LoanForm(),
         "purchase_form": DowntimePurchaseForm(character=character, membership=membership),
@@ -201,6 +221,7 @@ def _render(
         "votes_form": VotesForm(initial=picks, cast=cast, voter_id=membership.user_id),
     }
     forms.update(bound)
+    render_fast(*forms.values())
     # Section 5 sits below sections 2-4 (whose forms cannot nest in the texts form) but saves
     # with it: it autosaves on its own, sending the texts form along.
     forms["texts_form"].fields["game_report"].widget.attrs.update(
@@ -216,9 +237,9 @@ def _render(
     # One read of the cycle's loans the character borrows or lends, in their order: the
     # page's two lists and what is left to spend all come from it.
     loans = list(
-        InfluenceLoan.objects.filter(
-            Q(borrower=character) | Q(lender=character), cycle=cycle
-        ).select_related("lender", "borrower")
+        InfluenceLoan.objects.filter(Q(borrower=character) | Q(lender=character), cycle=cycle)
+        .select_related("lender", "borrower")
+        .only(*_LOAN_FIELDS)
     )
     return chronicle_page(
         request,

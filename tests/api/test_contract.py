@@ -175,3 +175,45 @@ def test_a_start_time_is_documented_as_the_wall_clock_time_it_is(schema: dict[st
     start_time = schema["components"]["schemas"]["Game"]["properties"]["start_time"]
     times = [branch for branch in start_time.get("anyOf", [start_time]) if "pattern" in branch]
     assert times and "format" not in times[0]
+
+
+# Schemathesis's coverage phase (issue 16): a JSON body keeps its JSON types.
+
+
+def test_a_json_string_field_refuses_a_number(world: World) -> None:
+    from chronicle.models import Invitation
+
+    response = world.client("storyteller").post(
+        f"{API}/invitations/",
+        {"invitees": [{"email": "new@example.com", "name": 0, "role": "player"}]},
+        content_type="application/json",
+    )
+    _error(response, "invitees")
+    assert not Invitation.objects.filter(email="new@example.com").exists()
+
+
+def test_a_json_boolean_field_refuses_0_and_a_form_keeps_drfs_reading() -> None:
+    from django.http import QueryDict
+    from rest_framework import serializers
+
+    class Body(serializers.Serializer):
+        name = serializers.CharField()
+        published = serializers.BooleanField()
+
+    assert Body(data={"name": "Ana", "published": True}).is_valid()
+    for bad in ({"name": "Ana", "published": 0}, {"name": "Ana", "published": "true"}):
+        assert not Body(data=bad).is_valid()
+    numbers = Body(data={"name": 7, "published": 0})
+    assert not numbers.is_valid() and set(numbers.errors) == {"name", "published"}
+    form = Body(data=QueryDict("name=7&published=true"))
+    assert form.is_valid() and form.validated_data == {"name": "7", "published": True}
+
+
+@pytest.mark.usefixtures("postgres")
+def test_bulk_approval_by_ids_still_refuses_an_invalid_filter(world: World) -> None:
+    response = world.client("storyteller").post(
+        f"{API}/desk-items/bulk-approve/?character=null",
+        {"game": world.game.number, "ids": []},
+        content_type="application/json",
+    )
+    _error(response, "character")

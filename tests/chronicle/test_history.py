@@ -140,11 +140,16 @@ def test_the_tab_shows_who_and_old_to_new(
             f"UPDATE {Character._meta.db_table} SET willpower = 4 WHERE id = %s", [lucien.pk]
         )
     lucien.titles.create(name="Harpy", city="Chicago")
+    # A moment changed at 03:30 UTC reads as the evening before in Nightfall's New York.
+    Character.objects.filter(pk=lucien.pk).update(
+        approved_at=dt.datetime(2026, 12, 5, 3, 30, tzinfo=dt.UTC)
+    )
 
     response = client.get(history_url(world, "character", lucien.pk))
     assert response.status_code == 200
     page = response.content.decode()
     assert "Willpower</strong>: 2 → 4" in page
+    assert "Approved at</strong>: — → Fri 4 Dec 2026, 22:30 EST" in page
     assert "Storyteller notes</strong>: — → Owes the Prince." in page
     assert "storyteller" in page  # who: the storyteller's display name
     assert "POST " in page

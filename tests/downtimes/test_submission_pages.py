@@ -180,11 +180,11 @@ def test_a_found_haven_is_no_building_site_on_the_page(
 
 # session, user, membership, character, cycle, submission, its votes (with nominees, one
 # prefetch), its items (with structure, lender, purchase), the game's cast (players who
-# attended, their characters), spends, the loans it borrows or lends (one read for the
+# attended with their characters, one join), spends, the loans it borrows or lends (one read for the
 # counts, the loans asked and those to confirm), the player's XP balance, the purchases
 # waiting, the haven choices (own and found havens as subqueries), the lender choices, the
 # nav's memberships: the same for 1 and 20 items.
-PAGE_QUERIES = 17
+PAGE_QUERIES = 16
 
 
 def test_the_page_has_no_per_item_query(
